@@ -1,0 +1,3 @@
+"""Logger hooks: text/JSON and TensorBoard."""
+
+from . import base, tensorboard, text  # noqa: F401  (register the hooks)

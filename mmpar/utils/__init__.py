@@ -1,0 +1,1 @@
+"""mmpar.utils."""

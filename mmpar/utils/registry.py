@@ -1,0 +1,253 @@
+"""A name → class registry and the config-driven builder that uses it (mmcv 1.x compatible)."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from typing import Any, Callable, Optional, Union
+
+
+def build_from_cfg(cfg: dict, registry: Registry, default_args: Optional[dict] = None) -> Any:
+    """Build an object from a config dict.
+
+    Args:
+        cfg: Config dict; ``cfg['type']`` is a registered name (optionally ``scope.Name``),
+            a class or any callable. The other keys are keyword arguments.
+        registry: The registry to look the type up in.
+        default_args: Keyword arguments used when ``cfg`` does not set them.
+
+    Returns:
+        The built object.
+
+    Raises:
+        TypeError: ``cfg`` is not a dict or ``type`` has the wrong kind.
+        KeyError: ``type`` is missing or not registered (with close matches).
+        Exception: Re-raised from the constructor, with the registry and type named.
+    """
+    if not isinstance(cfg, dict):
+        raise TypeError(f'cfg must be a dict, but got {type(cfg).__name__}: {cfg!r}')
+    if 'type' not in cfg and (default_args is None or 'type' not in default_args):
+        raise KeyError(
+            f'`cfg` or `default_args` must contain the key "type" to build from registry '
+            f'"{registry.name}", but got {cfg}'
+        )
+    if not isinstance(registry, Registry):
+        raise TypeError(f'registry must be a Registry, but got {type(registry).__name__}')
+    if default_args is not None and not isinstance(default_args, dict):
+        raise TypeError(f'default_args must be a dict or None, but got {type(default_args)}')
+
+    args = dict(cfg)
+    if default_args is not None:
+        for name, value in default_args.items():
+            args.setdefault(name, value)
+
+    obj_type = args.pop('type')
+    if isinstance(obj_type, str):
+        obj_cls = registry.get(obj_type)
+        if obj_cls is None:
+            raise KeyError(registry.missing_message(obj_type))
+    elif inspect.isclass(obj_type) or callable(obj_type):
+        obj_cls = obj_type
+    else:
+        raise TypeError(f'type must be a str, class or callable, but got {type(obj_type).__name__}')
+    try:
+        return obj_cls(**args)
+    except Exception as err:
+        name = getattr(obj_cls, '__name__', repr(obj_cls))
+        raise type(err)(f'{name} (registry "{registry.name}"): {err}') from err
+
+
+class Registry:
+    """Map names to classes or functions, optionally in a tree of scoped registries.
+
+    Args:
+        name: Registry name, used in error messages.
+        build_func: Function ``(cfg, registry, default_args)`` used by :meth:`build`;
+            inherited from ``parent`` when not given, else :func:`build_from_cfg`.
+        parent: Parent registry; unscoped names missing here are looked up in the parent.
+        scope: Scope name of this registry (defaults to the top-level package of the
+            module that creates it). ``scope.Name`` lookups are routed to the child with
+            that scope.
+
+    Example:
+        >>> MODELS = Registry('model')
+        >>> @MODELS.register_module()
+        ... class ResNet:
+        ...     pass
+        >>> resnet = MODELS.build(dict(type='ResNet'))
+    """
+
+    def __init__(
+        self,
+        name: str,
+        build_func: Optional[Callable] = None,
+        parent: Optional[Registry] = None,
+        scope: Optional[str] = None,
+    ) -> None:
+        self._name = name
+        self._module_dict: dict[str, Any] = {}
+        self._children: dict[str, Registry] = {}
+        self._scope = scope if scope is not None else self.infer_scope()
+        if build_func is None:
+            build_func = parent.build_func if parent is not None else build_from_cfg
+        self.build_func = build_func
+        if parent is not None:
+            if not isinstance(parent, Registry):
+                raise TypeError(f'parent must be a Registry, but got {type(parent).__name__}')
+            parent._add_children(self)
+        self.parent = parent
+
+    def __len__(self) -> int:
+        return len(self._module_dict)
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}(name={self._name}, items={self._module_dict})'
+
+    @staticmethod
+    def infer_scope() -> str:
+        """Return the top-level package name of the module that created the registry."""
+        frame = inspect.currentframe()
+        # Walk out of this module's frames (infer_scope, __init__, subclass __init__s).
+        while frame is not None and frame.f_globals.get('__name__') == __name__:
+            frame = frame.f_back
+        module = frame.f_globals.get('__name__', '') if frame is not None else ''
+        return module.split('.')[0] or 'mmpar'
+
+    @staticmethod
+    def split_scope_key(key: str) -> tuple[Optional[str], str]:
+        """Split ``'scope.Name'`` into ``('scope', 'Name')``; unscoped keys give ``(None, key)``."""
+        scope, sep, rest = key.partition('.')
+        if sep:
+            return scope, rest
+        return None, key
+
+    @property
+    def name(self) -> str:
+        """The registry's name."""
+        return self._name
+
+    @property
+    def scope(self) -> str:
+        """The registry's scope."""
+        return self._scope
+
+    @property
+    def module_dict(self) -> dict[str, Any]:
+        """Registered names and their objects (this registry only)."""
+        return self._module_dict
+
+    @property
+    def children(self) -> dict[str, Registry]:
+        """Child registries by scope."""
+        return self._children
+
+    def _root(self) -> Registry:
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def _lookup(self, key: str) -> Any:
+        scope, real_key = self.split_scope_key(key)
+        if scope is None or scope == self._scope:
+            name = real_key if scope is not None else key
+            if name in self._module_dict:
+                return self._module_dict[name]
+            return self.parent._lookup(name) if self.parent is not None else None
+        if scope in self._children:
+            return self._children[scope]._lookup(real_key)
+        # Not ours nor a child's: let the root route it down its own tree.
+        root = self._root()
+        if root is not self:
+            return root._lookup(key)
+        return None
+
+    def get(self, key: str) -> Any:
+        """Return the object registered as ``key`` (``'Name'`` or ``'scope.Name'``), or None.
+
+        When a name is missing, installed plugins (entry-point group ``mmpar.plugins``) are
+        imported once and the lookup is retried.
+        """
+        found = self._lookup(key)
+        if found is None:
+            from mmpar.utils.plugins import load_entry_point_plugins
+
+            if load_entry_point_plugins():
+                found = self._lookup(key)
+        return found
+
+    def _all_names(self) -> list[str]:
+        names = list(self._module_dict)
+        node = self.parent
+        while node is not None:
+            names.extend(node._module_dict)
+            node = node.parent
+        for scope, child in self._children.items():
+            names.extend(f'{scope}.{n}' for n in child._module_dict)
+        return names
+
+    def missing_message(self, key: str) -> str:
+        """Return the error text for an unknown ``key``, with close matches when there are any."""
+        close = difflib.get_close_matches(key, self._all_names(), n=3, cutoff=0.6)
+        hint = f' Did you mean: {", ".join(close)}?' if close else ''
+        return (
+            f'"{key}" is not in the {self._name} registry (scope "{self._scope}").{hint} '
+            f'If it is defined in your own module, import it via '
+            f'custom_imports=dict(imports=[...]) in the config.'
+        )
+
+    def build(self, cfg: dict, default_args: Optional[dict] = None, **kwargs: Any) -> Any:
+        """Build an object from ``cfg`` with this registry's ``build_func``."""
+        return self.build_func(cfg, registry=self, default_args=default_args, **kwargs)
+
+    def _add_children(self, registry: Registry) -> None:
+        if registry.scope in self._children:
+            raise KeyError(f'scope "{registry.scope}" already exists in registry "{self._name}"')
+        self._children[registry.scope] = registry
+
+    def _register(self, module: Any, module_name: Union[str, list, None], force: bool) -> None:
+        if not (inspect.isclass(module) or inspect.isfunction(module)):
+            raise TypeError(f'module must be a class or a function, but got {type(module)}')
+        if module_name is None:
+            module_name = module.__name__
+        names = [module_name] if isinstance(module_name, str) else list(module_name)
+        for name in names:
+            if not force and name in self._module_dict:
+                raise KeyError(
+                    f'"{name}" is already registered in the {self._name} registry '
+                    f'(by {self._module_dict[name]!r}); pass force=True to override it'
+                )
+            self._module_dict[name] = module
+
+    def register_module(
+        self,
+        name: Union[str, list, None] = None,
+        force: bool = False,
+        module: Any = None,
+    ) -> Any:
+        """Register a class or function, as a decorator or a plain call.
+
+        Args:
+            name: Name or list of names to register under (default: ``module.__name__``).
+            force: Replace an existing entry of the same name instead of raising KeyError.
+            module: The object to register; when None, a decorator is returned.
+
+        Returns:
+            The module itself, or a decorator.
+        """
+        if not isinstance(force, bool):
+            raise TypeError(f'force must be a bool, but got {type(force).__name__}')
+        if not (name is None or isinstance(name, str) or isinstance(name, (list, tuple))):
+            raise TypeError(f'name must be None, a str or a list of str, but got {type(name)}')
+        if module is not None:
+            self._register(module, name, force)
+            return module
+
+        def _decorator(obj: Any) -> Any:
+            self._register(obj, name, force)
+            return obj
+
+        return _decorator
