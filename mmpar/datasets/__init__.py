@@ -1,1 +1,68 @@
-"""mmpar.datasets."""
+"""Datasets, pipelines, samplers and the data-loader builder."""
+
+from .base_dataset import BaseDataset
+from .builder import (
+    BATCH_SAMPLERS,
+    DATASETS,
+    PIPELINES,
+    SAMPLERS,
+    build_dataloader,
+    build_dataset,
+    worker_init_fn,
+)
+from .cifar import CIFAR10, CIFAR100
+from .dataset_wrappers import ConcatDataset, RepeatDataset
+from .digits import Digits
+from .image_folder import ImageFolder
+from .pipelines import (
+    Collect,
+    Compose,
+    ImageToTensor,
+    LoadImageFromFile,
+    Normalize,
+    RandomCrop,
+    RandomFlip,
+    Resize,
+    ToDataContainer,
+    ToTensor,
+)
+from .samplers import DistributedSampler, InfiniteSampler, SizeBucketBatchSampler
+
+# The samplers package stays registry-free; make its classes buildable by name here.
+for _registry, _cls in (
+    (SAMPLERS, DistributedSampler),
+    (SAMPLERS, InfiniteSampler),
+    (BATCH_SAMPLERS, SizeBucketBatchSampler),
+):
+    if _cls.__name__ not in _registry.module_dict:
+        _registry.register_module(module=_cls)
+
+__all__ = [
+    "BaseDataset",
+    "BATCH_SAMPLERS",
+    "DATASETS",
+    "PIPELINES",
+    "SAMPLERS",
+    "build_dataloader",
+    "build_dataset",
+    "worker_init_fn",
+    "CIFAR10",
+    "CIFAR100",
+    "ConcatDataset",
+    "RepeatDataset",
+    "Digits",
+    "ImageFolder",
+    "Collect",
+    "Compose",
+    "ImageToTensor",
+    "LoadImageFromFile",
+    "Normalize",
+    "RandomCrop",
+    "RandomFlip",
+    "Resize",
+    "ToDataContainer",
+    "ToTensor",
+    "DistributedSampler",
+    "InfiniteSampler",
+    "SizeBucketBatchSampler",
+]

@@ -1,1 +1,20 @@
-"""mmpar.parallel."""
+"""mmpar.parallel: DataContainer, collate, scatter/gather and the data-parallel model wrappers."""
+
+from .collate import collate
+from .data_container import DataContainer
+from .data_parallel import MMDataParallel
+from .distributed import MMDistributedDataParallel
+from .registry import MODULE_WRAPPERS, is_module_wrapper
+from .scatter_gather import gather, scatter, scatter_kwargs
+
+__all__ = [
+    "DataContainer",
+    "collate",
+    "scatter",
+    "scatter_kwargs",
+    "gather",
+    "MMDataParallel",
+    "MMDistributedDataParallel",
+    "MODULE_WRAPPERS",
+    "is_module_wrapper",
+]

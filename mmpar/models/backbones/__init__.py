@@ -1,1 +1,6 @@
-"""mmpar.models.backbones."""
+"""Backbones."""
+
+from .lenet import LeNet
+from .resnet import ResNet
+
+__all__ = ["LeNet", "ResNet"]

@@ -1,1 +1,5 @@
-"""mmpar.models.classifiers."""
+"""Classifiers."""
+
+from .image import ImageClassifier, parse_losses
+
+__all__ = ["ImageClassifier", "parse_losses"]

@@ -1,1 +1,5 @@
-"""mmpar.models.heads."""
+"""Heads."""
+
+from .linear_head import LinearClsHead
+
+__all__ = ["LinearClsHead"]

@@ -1,1 +1,270 @@
-"""(being written) logger: base."""
+"""LoggerHook: the base of every logger hook (averaging, train/val record separation)."""
+
+from __future__ import annotations
+
+import numbers
+from abc import ABCMeta, abstractmethod
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..hook import Hook
+
+
+class LoggerHook(Hook, metaclass=ABCMeta):
+    """Base class for logger hooks (mmcv 1.x semantics).
+
+    Every ``interval`` training iterations the hook averages the last ``interval`` values of
+    ``runner.log_buffer`` into ``runner.log_buffer.output`` and calls :meth:`log`. At the end of a
+    validation epoch it averages the whole epoch and logs one val record. Results that another
+    hook put into the buffer output during a stage (``EvalHook`` writes its metrics there and sets
+    ``ready``) are logged as a separate *val* record after the train record of the same step,
+    never merged into it (the mmcv#1058 mix-up of ``train/<metric>`` and ``val/<metric>``).
+
+    Several logger hooks share one buffer: each logs the same records, and the last one (in
+    priority order) clears the output after logging, which is why :meth:`before_run` sets
+    ``reset_flag`` on it like mmcv does.
+
+    Args:
+        interval: Log every ``interval`` training iterations.
+        ignore_last: Do not log the last iterations of an epoch when there are fewer than
+            ``interval`` of them.
+        reset_flag: Clear ``log_buffer.output`` after logging (set automatically on the last
+            logger hook).
+        by_epoch: Count ``interval`` within the epoch (``True``) or over all iterations.
+    """
+
+    def __init__(
+        self,
+        interval: int = 10,
+        ignore_last: bool = True,
+        reset_flag: bool = False,
+        by_epoch: bool = True,
+    ) -> None:
+        if not isinstance(interval, int) or interval <= 0:
+            raise ValueError(
+                f"{type(self).__name__}: interval must be a positive int, but got {interval!r}"
+            )
+        self.interval = interval
+        self.ignore_last = ignore_last
+        self.reset_flag = reset_flag
+        self.by_epoch = by_epoch
+        self._first_logger = True
+        self._pending_val: dict | None = None
+        self._step: int | None = None
+        self._last_mode: str | None = None
+
+    @abstractmethod
+    def log(self, runner: Any) -> None:
+        """Write the record currently in ``runner.log_buffer.output``."""
+
+    @staticmethod
+    def is_scalar(val: Any, include_np: bool = True, include_torch: bool = True) -> bool:
+        """Whether ``val`` is a single number (Python, 0-d/1-element numpy or torch).
+
+        Args:
+            val: The value to check.
+            include_np: Accept numpy scalars and one-element arrays.
+            include_torch: Accept one-element tensors.
+        """
+        if isinstance(val, bool):
+            return False
+        if isinstance(val, numbers.Number):
+            return True
+        if include_np and isinstance(val, (np.ndarray, np.generic)) and np.size(val) == 1:
+            return True
+        return include_torch and isinstance(val, torch.Tensor) and val.numel() == 1
+
+    def get_mode(self, runner: Any) -> str:
+        """Return ``'train'`` for a training record and ``'val'`` for evaluation/val records.
+
+        During training, a record without ``time`` (written by the iteration timer for every
+        training iteration) holds evaluation results.
+        """
+        if runner.mode == "train":
+            return "train" if "time" in runner.log_buffer.output else "val"
+        if runner.mode == "val":
+            return "val"
+        raise ValueError(
+            f"runner.mode must be 'train' or 'val' when logging, but got {runner.mode!r}"
+        )
+
+    def get_epoch(self, runner: Any) -> int:
+        """Return the 1-based epoch a record belongs to."""
+        if runner.mode == "train":
+            return runner.epoch + 1
+        if runner.mode == "val":
+            # The runner counts the train epoch as done before a val epoch runs.
+            return runner.epoch
+        raise ValueError(
+            f"runner.mode must be 'train' or 'val' when logging, but got {runner.mode!r}"
+        )
+
+    def get_iter(self, runner: Any, inner_iter: bool = False) -> int:
+        """Return the 1-based iteration (within the epoch if ``by_epoch and inner_iter``)."""
+        if self.by_epoch and inner_iter:
+            return runner.inner_iter + 1
+        return runner.iter + 1
+
+    def get_step(self, runner: Any) -> int:
+        """Return the number of optimizer steps taken so far (the global step of a record).
+
+        Inside ``after_train_iter`` the runner has not yet counted the iteration that just ran,
+        so this is ``runner.iter + 1`` there and ``runner.iter`` at epoch ends; a val record
+        therefore shares the step of the last train record before it.
+        """
+        return self._step if self._step is not None else runner.iter + 1
+
+    def get_lr_tags(self, runner: Any) -> dict[str, float]:
+        """Return ``{'learning_rate': lr}`` (or ``learning_rate/<name>`` per optimizer)."""
+        lrs = runner.current_lr()
+        if isinstance(lrs, dict):
+            return {f"learning_rate/{name}": value[0] for name, value in lrs.items()}
+        return {"learning_rate": lrs[0]}
+
+    def get_momentum_tags(self, runner: Any) -> dict[str, float]:
+        """Return ``{'momentum': m}`` (or ``momentum/<name>`` per optimizer)."""
+        momentums = runner.current_momentum()
+        if isinstance(momentums, dict):
+            return {f"momentum/{name}": value[0] for name, value in momentums.items()}
+        return {"momentum": momentums[0]}
+
+    def get_loggable_tags(
+        self,
+        runner: Any,
+        allow_scalar: bool = True,
+        allow_text: bool = False,
+        add_mode: bool = True,
+        tags_to_skip: tuple[str, ...] = ("time", "data_time"),
+    ) -> dict[str, Any]:
+        """Return the output values as ``{tag: value}`` plus the lr and momentum tags.
+
+        Values that are neither scalars nor text (per-class lists, arrays) are left out, since
+        no scalar backend can plot them.
+
+        Args:
+            runner: The runner.
+            allow_scalar: Include scalar values.
+            allow_text: Include string values.
+            add_mode: Prefix tags with ``train/`` or ``val/``.
+            tags_to_skip: Output keys never included.
+        """
+        tags = {}
+        mode = self.get_mode(runner)
+        for var, val in runner.log_buffer.output.items():
+            if var in tags_to_skip:
+                continue
+            if self.is_scalar(val):
+                if not allow_scalar:
+                    continue
+                val = val.item() if isinstance(val, (torch.Tensor, np.ndarray)) else val
+            elif isinstance(val, str):
+                if not allow_text:
+                    continue
+            else:
+                continue
+            tags[f"{mode}/{var}" if add_mode else var] = val
+        tags.update(self.get_lr_tags(runner))
+        tags.update(self.get_momentum_tags(runner))
+        return tags
+
+    # Stages -------------------------------------------------------------------------------------
+
+    def before_run(self, runner: Any) -> None:
+        """Mark the first and the last logger hook (the last clears the shared output)."""
+        loggers = [hook for hook in runner.hooks if isinstance(hook, LoggerHook)]
+        if loggers:
+            loggers[-1].reset_flag = True
+            for hook in loggers:
+                hook._first_logger = hook is loggers[0]
+
+    def before_epoch(self, runner: Any) -> None:
+        """Start each train and val epoch with an empty buffer, so records never mix modes."""
+        runner.log_buffer.clear()
+        self._last_mode = None
+
+    def before_train_iter(self, runner: Any) -> None:
+        """Drop buffered val values when training resumes without an epoch boundary."""
+        self._switch_mode(runner, "train")
+
+    def before_val_iter(self, runner: Any) -> None:
+        """Drop buffered train values when validation starts without an epoch boundary."""
+        self._switch_mode(runner, "val")
+
+    def _switch_mode(self, runner: Any, mode: str) -> None:
+        # An iteration-based runner alternates train and val iterations inside one "epoch";
+        # values of one mode must never be averaged into a record of the other.
+        if self._last_mode not in (None, mode):
+            runner.log_buffer.clear()
+        self._last_mode = mode
+
+    def after_train_iter(self, runner: Any) -> None:
+        """Log the train record every ``interval`` iterations, then any pending val record."""
+        buf = runner.log_buffer
+        if self._first_logger:
+            # The last logger cleared the output after the previous record, so anything ready
+            # now was written by a hook earlier in this stage (an iteration-based EvalHook).
+            pending = dict(buf.output) if buf.ready else None
+            if pending is not None:
+                buf.clear_output()
+            for hook in runner.hooks:
+                if isinstance(hook, LoggerHook):
+                    hook._pending_val = pending
+        self._step = runner.iter + 1
+        try:
+            if self.by_epoch and self.every_n_inner_iters(runner, self.interval):
+                buf.average(self.interval)
+            elif not self.by_epoch and self.every_n_iters(runner, self.interval):
+                buf.average(self.interval)
+            elif self.end_of_epoch(runner) and not self.ignore_last:
+                # Fewer than ``interval`` values are left; averaging the last ``interval`` is
+                # what mmcv does (not exact, but stable).
+                buf.average(self.interval)
+            if buf.ready:
+                self.log(runner)
+                if self.reset_flag:
+                    buf.clear_output()
+            if self._pending_val is not None:
+                self._log_record(runner, self._pending_val)
+        finally:
+            self._pending_val = None
+            self._step = None
+
+    def after_train_epoch(self, runner: Any) -> None:
+        """Log what hooks wrote into the buffer at the epoch end (EvalHook results)."""
+        buf = runner.log_buffer
+        if buf.ready:
+            self._step = runner.iter
+            try:
+                self.log(runner)
+            finally:
+                self._step = None
+            if self.reset_flag:
+                buf.clear_output()
+
+    def after_val_epoch(self, runner: Any) -> None:
+        """Average the whole val epoch and log it as one val record."""
+        buf = runner.log_buffer
+        buf.average()
+        self._step = runner.iter
+        try:
+            self.log(runner)
+        finally:
+            self._step = None
+        if self.reset_flag:
+            buf.clear_output()
+
+    def _log_record(self, runner: Any, record: dict) -> None:
+        """Log ``record`` as the buffer output, leaving the shared output as it was."""
+        buf = runner.log_buffer
+        saved, saved_ready = dict(buf.output), buf.ready
+        buf.output.clear()
+        buf.output.update(record)
+        buf.ready = True
+        try:
+            self.log(runner)
+        finally:
+            buf.output.clear()
+            buf.output.update(saved)
+            buf.ready = saved_ready

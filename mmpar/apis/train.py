@@ -1,0 +1,232 @@
+"""``train_model``: turn a config, a model and datasets into a running runner (mmcv 1.x style)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import warnings
+from typing import Any, Optional, Sequence, Union
+
+import torch
+from torch import nn
+
+from mmpar.parallel import MMDataParallel, MMDistributedDataParallel
+from mmpar.utils import get_logger
+
+from .test import multi_device_test, single_device_test
+
+
+def _local_rank() -> int:
+    """The CUDA device of this process under torchrun/slurm (``LOCAL_RANK``), default 0."""
+    return int(os.environ.get('LOCAL_RANK', 0))
+
+
+def wrap_model(model: nn.Module, cfg: Any, distributed: bool) -> nn.Module:
+    """Put ``model`` on its device and wrap it for (distributed) data parallel training.
+
+    Args:
+        model: The bare model.
+        cfg: The config; reads ``gpu_ids`` (non-distributed CUDA) and
+            ``find_unused_parameters`` (distributed).
+        distributed: Wrap in :class:`MMDistributedDataParallel` (one process per device)
+            instead of :class:`MMDataParallel`.
+
+    Returns:
+        The wrapped model: on CPU ``device_ids=[-1]`` (None for DDP); on CUDA the local rank's device
+        (distributed) or ``cfg.gpu_ids`` (default ``[0]``).
+    """
+    cuda = torch.cuda.is_available()
+    if distributed:
+        if cuda:
+            device = _local_rank()
+            return MMDistributedDataParallel(
+                model.cuda(device),
+                device_ids=[device],
+                broadcast_buffers=False,
+                find_unused_parameters=cfg.get('find_unused_parameters', False),
+            )
+        return MMDistributedDataParallel(
+            model,
+            device_ids=None,
+            broadcast_buffers=False,
+            find_unused_parameters=cfg.get('find_unused_parameters', False),
+        )
+    if cuda:
+        gpu_ids = list(cfg.get('gpu_ids') or [0])
+        return MMDataParallel(model.cuda(gpu_ids[0]), device_ids=gpu_ids)
+    return MMDataParallel(model, device_ids=[-1])
+
+
+def _runner_cfg(cfg: Any) -> dict:
+    """``cfg.runner``, or mmcv's fallback to an EpochBasedRunner of ``total_epochs`` epochs."""
+    if cfg.get('runner') is None:
+        if cfg.get('total_epochs') is None:
+            raise KeyError(
+                "the config has neither 'runner' (e.g. runner = dict(type='EpochBasedRunner', "
+                "max_epochs=10)) nor the legacy 'total_epochs'; add one of them"
+            )
+        warnings.warn(
+            "config has no 'runner'; using EpochBasedRunner with max_epochs=total_epochs. "
+            "Set runner = dict(type='EpochBasedRunner', max_epochs=...) instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+        cfg.runner = dict(type='EpochBasedRunner', max_epochs=cfg.total_epochs)
+    elif cfg.get('total_epochs') is not None and cfg.runner.get('max_epochs') is not None:
+        if cfg.total_epochs != cfg.runner.max_epochs:
+            raise ValueError(
+                f'config total_epochs={cfg.total_epochs} disagrees with '
+                f'runner.max_epochs={cfg.runner.max_epochs}; remove total_epochs'
+            )
+    return copy.deepcopy(dict(cfg.runner))
+
+
+def _optimizer_hook_cfg(cfg: Any) -> Optional[dict]:
+    """``cfg.optimizer_config``, turned into an Fp16OptimizerHook config when ``cfg.fp16``."""
+    optimizer_config = cfg.get('optimizer_config')
+    fp16_cfg = cfg.get('fp16')
+    if fp16_cfg is None:
+        return optimizer_config
+    hook_cfg = dict(optimizer_config or {})
+    if hook_cfg.get('type', 'OptimizerHook') != 'OptimizerHook':
+        raise ValueError(
+            f"fp16 is set but optimizer_config.type is {hook_cfg['type']!r}; fp16 replaces the "
+            "plain OptimizerHook only. Remove fp16 or optimizer_config.type."
+        )
+    hook_cfg.update(fp16_cfg)
+    hook_cfg['type'] = 'Fp16OptimizerHook'
+    return hook_cfg
+
+
+def build_train_dataloaders(datasets: Sequence, cfg: Any, distributed: bool) -> list:
+    """Build one training loader per dataset from ``cfg.data`` (mmcls 0.x keys).
+
+    ``samples_per_gpu``/``workers_per_gpu`` come from ``cfg.data``; ``cfg.data.train_dataloader``
+    (a dict) overrides any loader argument.
+    """
+    from mmpar.datasets import build_dataloader
+
+    num_gpus = len(cfg.get('gpu_ids') or [0]) if torch.cuda.is_available() and not distributed else 1
+    loader_cfg = dict(
+        samples_per_gpu=cfg.data.samples_per_gpu,
+        workers_per_gpu=cfg.data.workers_per_gpu,
+        num_gpus=num_gpus,
+        dist=distributed,
+        seed=cfg.get('seed'),
+    )
+    loader_cfg.update(cfg.data.get('train_dataloader', {}))
+    return [build_dataloader(ds, **loader_cfg) for ds in datasets]
+
+
+def _register_eval_hook(runner: Any, cfg: Any, distributed: bool, runner_type: str) -> None:
+    """Build the validation loader and register EvalHook/DistEvalHook at LOW priority."""
+    from mmpar.datasets import build_dataloader, build_dataset
+    from mmpar.runner import DistEvalHook, EvalHook
+
+    val_dataset = build_dataset(cfg.data.val, dict(test_mode=True))
+    loader_cfg = dict(
+        samples_per_gpu=cfg.data.get('val_samples_per_gpu', cfg.data.samples_per_gpu),
+        workers_per_gpu=cfg.data.workers_per_gpu,
+        dist=distributed,
+        shuffle=False,
+    )
+    loader_cfg.update(cfg.data.get('val_dataloader', {}))
+    val_loader = build_dataloader(val_dataset, **loader_cfg)
+    eval_cfg = dict(cfg.get('evaluation', {}))
+    eval_cfg.setdefault('by_epoch', runner_type != 'IterBasedRunner')
+    if distributed:
+        eval_cfg.setdefault('test_fn', _quiet(multi_device_test))
+        hook = DistEvalHook(val_loader, **eval_cfg)
+    else:
+        eval_cfg.setdefault('test_fn', _quiet(single_device_test))
+        hook = EvalHook(val_loader, **eval_cfg)
+    runner.register_hook(hook, priority='LOW')
+
+
+class _quiet:  # noqa: N801 - used like a function
+    """A test function without its progress bar (it would interleave with the training log)."""
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        kwargs.setdefault('progress', False)
+        return self.fn(*args, **kwargs)
+
+
+def train_model(
+    model: nn.Module,
+    dataset: Union[Any, Sequence[Any]],
+    cfg: Any,
+    distributed: bool = False,
+    validate: bool = False,
+    timestamp: Optional[str] = None,
+    meta: Optional[dict] = None,
+) -> Any:
+    """Train ``model`` on ``dataset`` as configured by ``cfg`` (mmcv 1.x / mmcls 0.x semantics).
+
+    Builds the loaders, wraps the model (``MMDataParallel`` or ``MMDistributedDataParallel``),
+    builds the optimizer and the runner, registers the training hooks from the config
+    (``lr_config``, ``optimizer_config``/``fp16``, ``checkpoint_config``, ``log_config``,
+    ``momentum_config``, ``custom_hooks``), the sampler-seed hook, the evaluation hook when
+    ``validate``, resumes (``resume_from``, ``'auto'`` or ``auto_resume=True``: the newest
+    checkpoint in ``work_dir``) or loads weights (``load_from``), then runs ``cfg.workflow``.
+
+    Args:
+        model: The bare model (``train_step``/``val_step`` API).
+        dataset: A dataset or a list of datasets, one per workflow phase.
+        cfg: The merged config (``cfg.work_dir`` must be set).
+        distributed: Whether this process is one rank of a distributed job
+            (``init_dist`` was called).
+        validate: Register an evaluation hook on ``cfg.data.val``.
+        timestamp: Names the log files (``<timestamp>.log``/``.log.json``); keep it equal to
+            the one of the logger's file.
+        meta: Stored in the runner and in checkpoints (env info, seed, config text ...).
+
+    Returns:
+        The runner, after training.
+    """
+    from mmpar.runner import DistSamplerSeedHook, build_optimizer, build_runner
+    from mmpar.runner.checkpoint import find_latest_checkpoint
+
+    logger = get_logger('mmpar', log_level=cfg.get('log_level', 'INFO'))
+    datasets = list(dataset) if isinstance(dataset, (list, tuple)) else [dataset]
+    data_loaders = build_train_dataloaders(datasets, cfg, distributed)
+
+    model = wrap_model(model, cfg, distributed)
+    optimizer = build_optimizer(model, cfg.optimizer)
+    runner_cfg = _runner_cfg(cfg)
+    runner_type = runner_cfg.get('type', 'EpochBasedRunner')
+    runner = build_runner(
+        runner_cfg,
+        default_args=dict(
+            model=model, optimizer=optimizer, work_dir=cfg.work_dir, logger=logger, meta=meta
+        ),
+    )
+    runner.timestamp = timestamp
+
+    runner.register_training_hooks(
+        cfg.lr_config,
+        _optimizer_hook_cfg(cfg),
+        cfg.get('checkpoint_config'),
+        cfg.get('log_config'),
+        cfg.get('momentum_config'),
+        custom_hooks_config=cfg.get('custom_hooks'),
+    )
+    # Our loaders always use a seedable sampler (also without distribution, so training is
+    # resumable); it must learn the epoch to reshuffle, hence the hook in both cases.
+    runner.register_hook(DistSamplerSeedHook())
+    if validate:
+        _register_eval_hook(runner, cfg, distributed, runner_type)
+
+    resume_from = cfg.get('resume_from')
+    if resume_from == 'auto' or (cfg.get('auto_resume') and not resume_from):
+        resume_from = find_latest_checkpoint(cfg.work_dir)
+        if resume_from is None:
+            logger.info('auto-resume: no checkpoint in %s, starting from scratch', cfg.work_dir)
+    if resume_from:
+        runner.resume(resume_from)
+    elif cfg.get('load_from'):
+        runner.load_checkpoint(cfg.load_from)
+    runner.run(data_loaders, cfg.workflow)
+    return runner

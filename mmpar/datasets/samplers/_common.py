@@ -1,0 +1,80 @@
+"""Argument checks and helpers shared by the samplers (private)."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import torch
+
+
+def dist_info() -> tuple[int, int]:
+    """Return ``(rank, world_size)`` of the default process group, or ``(0, 1)`` without one."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return 0, 1
+
+
+def check_int(value: Any, name: str, owner: str, minimum: int) -> int:
+    """Return ``value`` as an ``int`` after checking it is an integer ``>= minimum``.
+
+    Raises:
+        TypeError: ``value`` is not an integer (bools are rejected too).
+        ValueError: ``value`` is smaller than ``minimum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__} {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{owner}: {name} must be >= {minimum}, got {value}.")
+    return int(value)
+
+
+def resolve_replicas(num_replicas: int | None, rank: int | None, owner: str) -> tuple[int, int]:
+    """Fill missing ``num_replicas``/``rank`` from the process group and validate both.
+
+    Raises:
+        ValueError: ``rank`` is negative or not smaller than ``num_replicas``, or
+            ``num_replicas`` is smaller than 1.
+    """
+    default_rank, default_world = dist_info()
+    num_replicas = default_world if num_replicas is None else num_replicas
+    rank = default_rank if rank is None else rank
+    num_replicas = check_int(num_replicas, "num_replicas", owner, 1)
+    if isinstance(rank, bool) or not isinstance(rank, numbers.Integral):
+        raise TypeError(f"{owner}: rank must be an int, got {type(rank).__name__} {rank!r}.")
+    if not 0 <= rank < num_replicas:
+        raise ValueError(
+            f"{owner}: rank must be in [0, num_replicas - 1] = [0, {num_replicas - 1}], "
+            f"got rank={rank}. Pass the rank of this process and the total number of processes."
+        )
+    return num_replicas, int(rank)
+
+
+def resolve_seed(seed: int | None, owner: str) -> int:
+    """Return ``seed`` as an ``int``; ``None`` means 0 (all ranks must agree on the seed)."""
+    return 0 if seed is None else check_int(seed, "seed", owner, 0)
+
+
+def forward_epoch(dataset: Any, epoch: int) -> None:
+    """Tell the dataset the epoch if it wants to know (per-sample augmentation seeds)."""
+    set_epoch = getattr(dataset, "set_epoch", None)
+    if callable(set_epoch):
+        set_epoch(epoch)
+
+
+def check_state(state: Any, owner: str) -> dict:
+    """Validate a sampler ``state_dict`` and return it.
+
+    Raises:
+        TypeError: ``state`` is not a dict.
+        KeyError: one of ``epoch``, ``seed``, ``start_index`` is missing.
+    """
+    if not isinstance(state, dict):
+        raise TypeError(f"{owner}.load_state_dict: expected a dict, got {type(state).__name__}.")
+    missing = [key for key in ("epoch", "seed", "start_index") if key not in state]
+    if missing:
+        raise KeyError(
+            f"{owner}.load_state_dict: state is missing {missing}; expected the dict returned "
+            f"by {owner}.state_dict(), got keys {sorted(state)}."
+        )
+    return state

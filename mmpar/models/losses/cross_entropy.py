@@ -1,0 +1,83 @@
+"""Softmax cross-entropy loss with label smoothing, class weights and soft targets."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..builder import LOSSES
+
+
+@LOSSES.register_module()
+class CrossEntropyLoss(nn.Module):
+    """Cross-entropy over class scores.
+
+    Args:
+        reduction: ``'mean'``, ``'sum'`` or ``'none'``.
+        loss_weight: Multiplier of the loss.
+        label_smoothing: Smoothing in [0, 1) (as ``torch.nn.functional.cross_entropy``).
+        class_weight: Optional per-class weights.
+    """
+
+    def __init__(
+        self,
+        reduction: str = "mean",
+        loss_weight: float = 1.0,
+        label_smoothing: float = 0.0,
+        class_weight: Sequence[float] | None = None,
+    ) -> None:
+        super().__init__()
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        if not 0 <= label_smoothing < 1:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
+        self.reduction = reduction
+        self.loss_weight = loss_weight
+        self.label_smoothing = label_smoothing
+        self.class_weight = None if class_weight is None else list(class_weight)
+
+    def forward(
+        self,
+        cls_score: torch.Tensor,
+        label: torch.Tensor,
+        weight: torch.Tensor | None = None,
+        avg_factor: float | None = None,
+        reduction_override: str | None = None,
+    ) -> torch.Tensor:
+        """Compute the loss.
+
+        Args:
+            cls_score: N×C logits.
+            label: N class indices, or N×C target probabilities (soft labels).
+            weight: Optional per-sample weights.
+            avg_factor: Divide the summed loss by this instead of N (``'mean'`` only).
+            reduction_override: Use this reduction instead of ``self.reduction``.
+        """
+        reduction = reduction_override or self.reduction
+        class_weight = None
+        if self.class_weight is not None:
+            class_weight = cls_score.new_tensor(self.class_weight)
+        loss = F.cross_entropy(
+            cls_score,
+            label,
+            weight=class_weight,
+            reduction="none",
+            label_smoothing=self.label_smoothing,
+        )
+        if weight is not None:
+            loss = loss * weight.float()
+        if reduction == "mean":
+            loss = loss.sum() / avg_factor if avg_factor is not None else loss.mean()
+        elif reduction == "sum":
+            loss = loss.sum()
+        return self.loss_weight * loss
+
+    def extra_repr(self) -> str:
+        """Arguments shown by ``repr``."""
+        return (
+            f"reduction={self.reduction!r}, loss_weight={self.loss_weight}, "
+            f"label_smoothing={self.label_smoothing}"
+        )

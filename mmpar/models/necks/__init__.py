@@ -1,0 +1,5 @@
+"""Necks."""
+
+from .gap import GlobalAveragePooling
+
+__all__ = ["GlobalAveragePooling"]

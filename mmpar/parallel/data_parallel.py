@@ -1,0 +1,123 @@
+"""MMDataParallel: single-process data parallel that understands DataContainers."""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import Any, Union
+
+import torch
+from torch import nn
+
+from .collate import merge_chunks
+from .registry import MODULE_WRAPPERS
+from .scatter_gather import gather, scatter_kwargs
+
+__all__ = ["MMDataParallel"]
+
+
+@MODULE_WRAPPERS.register_module()
+class MMDataParallel(nn.DataParallel):
+    """``torch.nn.DataParallel`` with ``train_step``/``val_step`` and DataContainer scatter.
+
+    Modes:
+
+    - CPU (``device_ids=[-1]`` or no CUDA): every chunk of the batch is merged back into one
+      batch and the wrapped module runs once on the CPU.
+    - One GPU: the (merged) batch is copied to ``device_ids[0]`` and the module runs there.
+    - Several GPUs: chunk ``i`` goes to ``device_ids[i]``; the module is replicated and the
+      replicas' ``forward``/``train_step``/``val_step`` run in parallel; outputs are merged with
+      :func:`mmpar.parallel.gather` (losses averaged by ``num_samples``).
+
+    Args:
+        module: The model; it must already live on ``device_ids[0]`` for GPU modes.
+        device_ids: CUDA device ids, ``[-1]`` for CPU, or None for all visible GPUs.
+        output_device: Device of gathered outputs (default ``device_ids[0]``).
+        dim: Dim along which plain tensors are split and outputs concatenated.
+
+    Example:
+        >>> model = MMDataParallel(model, device_ids=[-1])
+        >>> outputs = model.train_step(collate(samples, 4), optimizer)
+    """
+
+    def __init__(
+        self,
+        module: nn.Module,
+        device_ids: list[Union[int, torch.device]] | None = None,
+        output_device: Union[int, torch.device] | None = None,
+        dim: int = 0,
+    ) -> None:
+        cpu = not torch.cuda.is_available() or (
+            device_ids is not None and list(device_ids) in ([-1], [])
+        )
+        if cpu:
+            # DataParallel's own constructor cannot express "CPU" while CUDA is present.
+            nn.Module.__init__(self)
+            self.module = module
+            self.device_ids = []
+            self.dim = dim
+            self.output_device = None
+            self.src_device_obj = torch.device("cpu")
+        else:
+            super().__init__(module, device_ids=device_ids, output_device=output_device, dim=dim)
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Scatter the inputs and call the module (see the class docstring for the modes)."""
+        return self._run("forward", inputs, kwargs)
+
+    def train_step(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Scatter the inputs and call the module's ``train_step``."""
+        return self._run("train_step", inputs, kwargs)
+
+    def val_step(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Scatter the inputs and call the module's ``val_step``."""
+        return self._run("val_step", inputs, kwargs)
+
+    def scatter(self, inputs: Any, kwargs: Any, device_ids: list) -> tuple[tuple, tuple]:
+        """Scatter with :func:`mmpar.parallel.scatter_kwargs` (DataContainer-aware)."""
+        return scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
+
+    def gather(self, outputs: list, output_device: Any) -> Any:
+        """Merge replica outputs with :func:`mmpar.parallel.gather`."""
+        return gather(outputs, output_device, dim=self.dim)
+
+    def _run(self, name: str, inputs: tuple, kwargs: dict) -> Any:
+        if name != "forward" and not callable(getattr(self.module, name, None)):
+            raise AttributeError(
+                f"{type(self.module).__name__} has no {name}() method; "
+                f"MMDataParallel.{name} calls the wrapped model's {name}(data_batch, optimizer)"
+            )
+        if len(self.device_ids) <= 1:
+            # One device: all chunks run together as one batch.
+            inputs, kwargs = merge_chunks(inputs), merge_chunks(kwargs)
+            targets = self.device_ids if self.device_ids else [-1]
+            if self.device_ids:
+                self._check_module_device()
+            inputs, kwargs = self.scatter(inputs, kwargs, targets)
+            return self._call(self.module, name, *self._first(inputs, kwargs))
+        self._check_module_device()
+        inputs, kwargs = self.scatter(inputs, kwargs, self.device_ids)
+        if len(inputs) <= 1:
+            return self._call(self.module, name, *self._first(inputs, kwargs))
+        replicas = self.replicate(self.module, self.device_ids[: len(inputs)])
+        calls = [r if name == "forward" else getattr(r, name) for r in replicas]
+        outputs = self.parallel_apply(calls, inputs, kwargs)
+        return self.gather(outputs, self.output_device)
+
+    @staticmethod
+    def _first(inputs: tuple, kwargs: tuple) -> tuple[tuple, dict]:
+        return (inputs[0] if inputs else ()), (kwargs[0] if kwargs else {})
+
+    @staticmethod
+    def _call(module: nn.Module, name: str, inputs: tuple, kwargs: dict) -> Any:
+        fn = module if name == "forward" else getattr(module, name)
+        return fn(*inputs, **kwargs)
+
+    def _check_module_device(self) -> None:
+        expected = self.src_device_obj
+        for pname, tensor in chain(self.module.named_parameters(), self.module.named_buffers()):
+            if tensor.device != expected:
+                raise RuntimeError(
+                    f"MMDataParallel: module tensor {pname!r} is on {tensor.device} but "
+                    f"device_ids[0] is {expected}; move the model first "
+                    f"(model.to({str(expected)!r})) or use device_ids=[-1] for the CPU"
+                )

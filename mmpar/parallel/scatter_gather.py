@@ -1,0 +1,277 @@
+"""Move collated batches to devices (``scatter``) and merge per-device outputs (``gather``).
+
+Pure recursive functions over tuples, lists and dicts, like torch's ``scatter_gather``, but
+DataContainer-aware: chunk ``i`` of every DataContainer goes to device ``target_gpus[i]``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any, Union
+
+import torch
+
+from .data_container import DataContainer
+
+__all__ = ["scatter", "scatter_kwargs", "gather"]
+
+Device = Union[int, str, torch.device]
+
+
+def _is_cpu_target(target_gpus: Sequence[Device] | None) -> bool:
+    if target_gpus is None or len(target_gpus) == 0:
+        return True
+    return list(target_gpus) == [-1] or all(
+        torch.device(_dev(g)).type == "cpu" for g in target_gpus
+    )
+
+
+def _dev(target: Device | None) -> torch.device:
+    if target is None:
+        return torch.device("cpu")
+    if isinstance(target, torch.device):
+        return target
+    if isinstance(target, int):
+        return torch.device("cpu") if target < 0 else torch.device("cuda", target)
+    return torch.device(target)
+
+
+def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    if tensor.device == device:
+        return tensor
+    if device.type == "cuda":
+        # Pinned host memory makes the copy truly asynchronous; tensors from a DataLoader with
+        # pin_memory=True are pinned already and are not copied twice.
+        if tensor.device.type == "cpu" and not tensor.is_pinned():
+            tensor = tensor.pin_memory()
+        return tensor.to(device, non_blocking=True)
+    return tensor.to(device)
+
+
+def _move(obj: Any, device: torch.device) -> Any:
+    """Move every tensor inside ``obj`` (lists, tuples, dicts) to ``device``."""
+    if isinstance(obj, torch.Tensor):
+        return _to_device(obj, device)
+    if isinstance(obj, tuple):
+        return tuple(_move(o, device) for o in obj)
+    if isinstance(obj, list):
+        return [_move(o, device) for o in obj]
+    if isinstance(obj, dict):
+        return _rebuild_dict(obj, ((k, _move(v, device)) for k, v in obj.items()))
+    return obj
+
+
+def _rebuild_dict(like: dict, items: Any) -> dict:
+    try:
+        return type(like)(items)
+    except TypeError:  # dict subclasses with other constructors (defaultdict, ...)
+        return dict(items)
+
+
+def _walk(obj: Any, path: str):
+    """Yield ``(path, leaf)`` for DataContainers and tensors inside ``obj``."""
+    if isinstance(obj, (DataContainer, torch.Tensor)):
+        yield path, obj
+    elif isinstance(obj, (tuple, list)):
+        for i, o in enumerate(obj):
+            yield from _walk(o, f"{path}[{i}]")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _walk(v, f"{path}[{k!r}]")
+
+
+def _num_chunks(objs: Sequence[Any], target_gpus: Sequence[Device] | None, dim: int) -> int:
+    """Decide how many per-device copies scatter produces for ``objs`` (inputs, kwargs)."""
+    cpu = _is_cpu_target(target_gpus)
+    n_dc: int | None = None
+    dc_path = ""
+    min_len: int | None = None
+    for root, obj in zip(("inputs", "kwargs"), objs):
+        for path, leaf in _walk(obj, root):
+            if isinstance(leaf, DataContainer):
+                if not isinstance(leaf.data, list):
+                    raise TypeError(
+                        f"scatter: DataContainer at {path} holds a {type(leaf.data).__name__}, "
+                        f"not a list of per-device chunks; batch samples with "
+                        f"mmpar.parallel.collate first"
+                    )
+                if n_dc is None:
+                    n_dc, dc_path = len(leaf.data), path
+                elif len(leaf.data) != n_dc:
+                    raise ValueError(
+                        f"scatter: DataContainer at {dc_path} has {n_dc} chunks but the one at "
+                        f"{path} has {len(leaf.data)}; all fields must come from one collate call"
+                    )
+            elif leaf.dim() > 0:
+                size = leaf.shape[dim]
+                min_len = size if min_len is None else min(min_len, size)
+    if n_dc is not None:
+        if not cpu and n_dc > len(target_gpus):
+            raise ValueError(
+                f"scatter: the batch has {n_dc} device chunks but only {len(target_gpus)} target "
+                f"GPUs {list(target_gpus)}; set samples_per_gpu = batch size / number of GPUs"
+            )
+        return max(n_dc, 1)
+    if cpu:
+        return 1
+    n = len(target_gpus)
+    return max(1, min(n, min_len)) if min_len is not None else n
+
+
+def _scatter_map(obj: Any, devices: list[torch.device], dim: int) -> list:
+    n = len(devices)
+    if isinstance(obj, torch.Tensor):
+        if n == 1 or obj.dim() == 0:
+            return [_to_device(obj, d) for d in devices]
+        if obj.shape[dim] < n:
+            raise ValueError(
+                f"scatter: a tensor of shape {tuple(obj.shape)} cannot be split into {n} "
+                f"non-empty chunks along dim {dim}"
+            )
+        return [_to_device(p, d) for p, d in zip(torch.tensor_split(obj, n, dim), devices)]
+    if isinstance(obj, DataContainer):
+        if obj.cpu_only:
+            return list(obj.data)
+        return [_move(chunk, d) for chunk, d in zip(obj.data, devices)]
+    if isinstance(obj, tuple) and len(obj) > 0:
+        return list(zip(*(_scatter_map(o, devices, dim) for o in obj)))
+    if isinstance(obj, list) and len(obj) > 0:
+        return [list(x) for x in zip(*(_scatter_map(o, devices, dim) for o in obj))]
+    if isinstance(obj, dict) and len(obj) > 0:
+        keys = list(obj)
+        columns = zip(*(_scatter_map(obj[k], devices, dim) for k in keys))
+        return [_rebuild_dict(obj, zip(keys, col)) for col in columns]
+    return [obj for _ in devices]
+
+
+def _devices(target_gpus: Sequence[Device] | None, n: int) -> list[torch.device]:
+    if _is_cpu_target(target_gpus):
+        return [torch.device("cpu")] * n
+    return [_dev(g) for g in list(target_gpus)[:n]]
+
+
+def scatter(inputs: Any, target_gpus: Sequence[Device] | None, dim: int = 0) -> list:
+    """Split ``inputs`` into one copy per device.
+
+    DataContainer chunk ``i`` goes to ``target_gpus[i]`` (``cpu_only`` ones stay on the CPU as
+    they are). Plain tensors are split along ``dim`` into as many pieces as there are chunks
+    (or GPUs when there are no DataContainers). Other objects are repeated. For a CPU target
+    (``[-1]``, ``[]`` or None) every chunk is kept: one copy per chunk, all on the CPU.
+    CUDA copies go through pinned memory with ``non_blocking=True``.
+
+    Args:
+        inputs: Nested tuples/lists/dicts of DataContainers, tensors and other objects.
+        target_gpus: GPU ids (or devices), or ``[-1]``/``[]``/None for the CPU.
+        dim: Dim along which plain tensors are split.
+
+    Returns:
+        A list with one scattered copy of ``inputs`` per device chunk.
+    """
+    n = _num_chunks([inputs], target_gpus, dim)
+    return _scatter_map(inputs, _devices(target_gpus, n), dim)
+
+
+def scatter_kwargs(
+    inputs: Any, kwargs: dict | None, target_gpus: Sequence[Device] | None, dim: int = 0
+) -> tuple[tuple, tuple]:
+    """Scatter positional and keyword inputs together.
+
+    Args:
+        inputs: Positional arguments (a tuple).
+        kwargs: Keyword arguments (a dict) or None.
+        target_gpus: As in :func:`scatter`.
+        dim: As in :func:`scatter`.
+
+    Returns:
+        ``(inputs_per_device, kwargs_per_device)``, tuples of equal length; when one of them is
+        empty it is padded with ``()`` / ``{}`` to the other's length.
+    """
+    # One chunk count for both, so keyword args (e.g. the optimizer) reach every chunk.
+    n = _num_chunks([inputs, kwargs], target_gpus, dim)
+    devices = _devices(target_gpus, n)
+    scattered_in = _scatter_map(inputs, devices, dim) if inputs else []
+    scattered_kw = _scatter_map(kwargs, devices, dim) if kwargs else []
+    if len(scattered_in) < len(scattered_kw):
+        scattered_in.extend(() for _ in range(len(scattered_kw) - len(scattered_in)))
+    elif len(scattered_kw) < len(scattered_in):
+        scattered_kw.extend({} for _ in range(len(scattered_in) - len(scattered_kw)))
+    return tuple(tuple(x) for x in scattered_in), tuple(scattered_kw)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
+
+
+def _weighted_mean(values: list, weights: list[float] | None, device: torch.device) -> Any:
+    if weights is None:
+        weights = [1.0] * len(values)
+    total = float(sum(weights))
+    if isinstance(values[0], torch.Tensor):
+        moved = [v.to(device) for v in values]
+        dtype = moved[0].dtype if moved[0].is_floating_point() else torch.get_default_dtype()
+        return sum(v.to(dtype) * (w / total) for v, w in zip(moved, weights))
+    return sum(float(v) * w for v, w in zip(values, weights)) / total
+
+
+def _gather(values: list, weights: list[float] | None, key: Any, device: torch.device, dim: int):
+    first = values[0]
+    if key == "num_samples" and all(_is_number(v) or isinstance(v, torch.Tensor) for v in values):
+        return sum(v.to(device) if isinstance(v, torch.Tensor) else v for v in values)
+    if isinstance(first, torch.Tensor):
+        if first.dim() == 0:
+            return _weighted_mean(values, weights, device)
+        return torch.cat([v.to(device) for v in values], dim=dim)
+    if isinstance(first, dict):
+        for i, v in enumerate(values):
+            if not isinstance(v, dict) or set(v) != set(first):
+                raise ValueError(
+                    f"gather: output of device {i} has keys {sorted(map(str, v))} but device 0 "
+                    f"has {sorted(map(str, first))} (at key {key!r})"
+                )
+        if "num_samples" in first and all(_is_number(v["num_samples"]) for v in values):
+            weights = [float(v["num_samples"]) for v in values]
+        return _rebuild_dict(
+            first, ((k, _gather([v[k] for v in values], weights, k, device, dim)) for k in first)
+        )
+    if _is_number(first):
+        return _weighted_mean(values, weights, device)
+    if isinstance(first, tuple):
+        items = [_gather(list(col), weights, key, device, dim) for col in zip(*values)]
+        return type(first)(*items) if hasattr(first, "_fields") else tuple(items)
+    if isinstance(first, list):
+        return [item for v in values for item in _move(v, device)]
+    if first is None and all(v is None for v in values):
+        return None
+    return list(values)
+
+
+def gather(outputs: list, target_device: Device, dim: int = 0) -> Any:
+    """Merge per-device outputs into one on ``target_device``.
+
+    Rules, applied recursively (``outputs`` holds one output per device):
+
+    - Tensors with dims are concatenated along ``dim``.
+    - 0-dim tensors (losses) and numbers (``log_vars`` entries) are averaged, weighted by the
+      enclosing dict's ``num_samples`` when present (else equally).
+    - ``num_samples`` is summed.
+    - Dicts are gathered key by key (keys must match); tuples position by position; lists are
+      concatenated (they hold per-sample results); None stays None; anything else becomes a
+      list with one entry per device.
+
+    Args:
+        outputs: One output per device.
+        target_device: GPU id, ``-1``/``'cpu'`` for the CPU, or a torch.device.
+        dim: Concatenation dim for tensors.
+
+    Returns:
+        The merged output. Gradients flow back through the tensor operations.
+    """
+    if not isinstance(outputs, (list, tuple)) or len(outputs) == 0:
+        raise ValueError(
+            f"gather: outputs must be a non-empty list (one per device), got {outputs!r}"
+        )
+    device = _dev(target_device)
+    if len(outputs) == 1:
+        return _move(outputs[0], device)
+    return _gather(list(outputs), None, None, device, dim)

@@ -1,0 +1,58 @@
+"""RUNNERS registry and build_runner (mmcv 1.x API)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Optional
+
+from mmpar.utils.registry import Registry
+
+RUNNERS = Registry('runner')
+RUNNER_BUILDERS = Registry('runner builder')
+
+
+@RUNNER_BUILDERS.register_module()
+class DefaultRunnerConstructor:
+    """Build a runner from ``runner_cfg`` (``type`` plus constructor arguments).
+
+    Args:
+        runner_cfg: e.g. ``dict(type='EpochBasedRunner', max_epochs=12)``.
+        default_args: Arguments the config does not set (model, optimizer, work_dir, ...).
+    """
+
+    def __init__(self, runner_cfg: dict, default_args: Optional[dict] = None) -> None:
+        if not isinstance(runner_cfg, dict):
+            raise TypeError(f'runner_cfg must be a dict, but got {type(runner_cfg).__name__}')
+        self.runner_cfg = runner_cfg
+        self.default_args = default_args
+
+    def __call__(self) -> Any:
+        """Build and return the runner."""
+        return RUNNERS.build(self.runner_cfg, default_args=self.default_args)
+
+
+def build_runner_constructor(cfg: dict) -> Any:
+    """Build a runner constructor from ``cfg`` (registry ``RUNNER_BUILDERS``)."""
+    return RUNNER_BUILDERS.build(cfg)
+
+
+def build_runner(cfg: dict, default_args: Optional[dict] = None) -> Any:
+    """Build a runner from a config dict.
+
+    Args:
+        cfg: ``dict(type='EpochBasedRunner', max_epochs=...)``; an optional ``constructor``
+            key names a custom constructor in ``RUNNER_BUILDERS``.
+        default_args: Usually ``dict(model=..., optimizer=..., work_dir=..., logger=...,
+            meta=...)``.
+
+    Returns:
+        The runner.
+    """
+    if not isinstance(cfg, dict):
+        raise TypeError(f'runner config must be a dict, but got {type(cfg).__name__}')
+    runner_cfg = copy.deepcopy(cfg)
+    constructor_type = runner_cfg.pop('constructor', 'DefaultRunnerConstructor')
+    constructor = build_runner_constructor(
+        {'type': constructor_type, 'runner_cfg': runner_cfg, 'default_args': default_args}
+    )
+    return constructor()

@@ -1,0 +1,268 @@
+"""Distributed helpers: process-group setup for torchrun/slurm/mpi and small collectives."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from typing import Any, Callable, TypeVar
+
+import torch
+import torch.distributed as dist
+
+__all__ = [
+    "init_dist",
+    "get_dist_info",
+    "master_only",
+    "barrier",
+    "all_reduce_dict",
+    "broadcast_object",
+    "collect_results",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+LAUNCHERS = ("pytorch", "slurm", "mpi")
+DEFAULT_PORT = 29500
+
+
+def _require_env(launcher: str, names: tuple[str, ...], hint: str) -> dict[str, str]:
+    missing = [n for n in names if n not in os.environ]
+    if missing:
+        raise RuntimeError(
+            f"init_dist(launcher={launcher!r}): environment variable(s) {', '.join(missing)} "
+            f"not set. {hint} To run without distributed training, use --launcher none."
+        )
+    return {n: os.environ[n] for n in names}
+
+
+def _default_backend() -> str:
+    return "nccl" if torch.cuda.is_available() else "gloo"
+
+
+def _set_cuda_device(local_rank: int) -> None:
+    if torch.cuda.is_available():
+        torch.cuda.set_device(local_rank % torch.cuda.device_count())
+
+
+def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
+    """Initialize the default process group for a launcher.
+
+    Args:
+        launcher: ``'pytorch'`` (torchrun: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR,
+            MASTER_PORT), ``'slurm'`` (SLURM_PROCID, SLURM_NTASKS, SLURM_NODELIST; master
+            address from ``scontrol show hostnames``) or ``'mpi'`` (OMPI_COMM_WORLD_RANK, _SIZE,
+            _LOCAL_RANK plus MASTER_ADDR).
+        backend: ``'nccl'``/``'gloo'``/...; default nccl with CUDA, gloo without.
+        **kwargs: ``port`` (slurm/mpi only: master port, overriding MASTER_PORT; default
+            29500); everything else goes to ``torch.distributed.init_process_group``.
+
+    Raises:
+        ValueError: Unknown launcher.
+        RuntimeError: Required environment variables are missing, ``scontrol`` is unavailable,
+            or the default process group already exists.
+    """
+    if launcher not in LAUNCHERS:
+        raise ValueError(
+            f"init_dist: unknown launcher {launcher!r}; valid launchers are "
+            f"{', '.join(LAUNCHERS)} (or run without distributed training: --launcher none)"
+        )
+    if dist.is_available() and dist.is_initialized():
+        raise RuntimeError("init_dist: the default process group is already initialized")
+    backend = backend or _default_backend()
+    if launcher == "pytorch":
+        _init_pytorch(backend, **kwargs)
+    elif launcher == "slurm":
+        _init_slurm(backend, **kwargs)
+    else:
+        _init_mpi(backend, **kwargs)
+
+
+def _init_pytorch(backend: str, **kwargs: Any) -> None:
+    env = _require_env(
+        "pytorch",
+        ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"),
+        "Launch with torchrun, e.g. `torchrun --nproc_per_node=2 tools/train.py CONFIG "
+        "--launcher pytorch`.",
+    )
+    _set_cuda_device(int(env["LOCAL_RANK"]))
+    dist.init_process_group(backend=backend, **kwargs)
+
+
+def _slurm_master_addr(node_list: str) -> str:
+    if shutil.which("scontrol") is None:
+        raise RuntimeError(
+            'init_dist(launcher="slurm"): `scontrol` is not on PATH; run inside a slurm '
+            "allocation (srun) or set MASTER_ADDR yourself"
+        )
+    out = subprocess.run(
+        ["scontrol", "show", "hostnames", node_list], capture_output=True, text=True, check=True
+    ).stdout.split()
+    if not out:
+        raise RuntimeError(f"init_dist: `scontrol show hostnames {node_list}` printed no host")
+    return out[0]
+
+
+def _init_slurm(backend: str, port: int | None = None, **kwargs: Any) -> None:
+    env = _require_env(
+        "slurm",
+        ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_NODELIST"),
+        "Launch with srun (see tools/slurm_train.sh).",
+    )
+    rank = int(env["SLURM_PROCID"])
+    num_gpus = torch.cuda.device_count() if torch.cuda.is_available() else 1
+    local_rank = int(os.environ.get("SLURM_LOCALID", rank % max(num_gpus, 1)))
+    if port is not None:
+        os.environ["MASTER_PORT"] = str(port)
+    os.environ.setdefault("MASTER_PORT", str(DEFAULT_PORT))
+    if "MASTER_ADDR" not in os.environ:
+        os.environ["MASTER_ADDR"] = _slurm_master_addr(env["SLURM_NODELIST"])
+    os.environ["WORLD_SIZE"] = env["SLURM_NTASKS"]
+    os.environ["RANK"] = str(rank)
+    os.environ["LOCAL_RANK"] = str(local_rank)
+    _set_cuda_device(local_rank)
+    dist.init_process_group(backend=backend, **kwargs)
+
+
+def _init_mpi(backend: str, port: int | None = None, **kwargs: Any) -> None:
+    env = _require_env(
+        "mpi",
+        (
+            "OMPI_COMM_WORLD_RANK",
+            "OMPI_COMM_WORLD_SIZE",
+            "OMPI_COMM_WORLD_LOCAL_RANK",
+            "MASTER_ADDR",
+        ),
+        "Launch with mpirun (Open MPI) and export MASTER_ADDR (the rank-0 host).",
+    )
+    if port is not None:
+        os.environ["MASTER_PORT"] = str(port)
+    os.environ.setdefault("MASTER_PORT", str(DEFAULT_PORT))
+    os.environ["RANK"] = env["OMPI_COMM_WORLD_RANK"]
+    os.environ["WORLD_SIZE"] = env["OMPI_COMM_WORLD_SIZE"]
+    os.environ["LOCAL_RANK"] = env["OMPI_COMM_WORLD_LOCAL_RANK"]
+    _set_cuda_device(int(env["OMPI_COMM_WORLD_LOCAL_RANK"]))
+    dist.init_process_group(backend=backend, **kwargs)
+
+
+def _is_dist() -> bool:
+    return dist.is_available() and dist.is_initialized()
+
+
+def get_dist_info() -> tuple[int, int]:
+    """Return ``(rank, world_size)``; ``(0, 1)`` when not distributed."""
+    if _is_dist():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def master_only(func: F) -> F:
+    """Decorate ``func`` so it only runs on rank 0 (other ranks get None)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        rank, _ = get_dist_info()
+        if rank == 0:
+            return func(*args, **kwargs)
+        return None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def barrier() -> None:
+    """Synchronize all ranks; a no-op when not distributed."""
+    if _is_dist():
+        dist.barrier()
+
+
+def _comm_device() -> torch.device:
+    # nccl only reduces CUDA tensors; gloo (and others) work on CPU tensors.
+    if dist.get_backend() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def all_reduce_dict(data: Mapping[str, Any], op: str = "mean") -> dict[str, Any]:
+    """Reduce a dict of tensors (or numbers) across ranks, key by key.
+
+    Args:
+        data: Same keys on every rank; values are tensors or Python numbers.
+        op: ``'mean'`` or ``'sum'``.
+
+    Returns:
+        A new dict with reduced values (tensors keep their device and dtype where possible;
+        numbers come back as floats). The input itself when not distributed.
+
+    Raises:
+        ValueError: Unknown ``op``.
+    """
+    if op not in ("mean", "sum"):
+        raise ValueError(f"all_reduce_dict: op must be 'mean' or 'sum', got {op!r}")
+    if not _is_dist():
+        return dict(data)
+    world_size = dist.get_world_size()
+    device = _comm_device()
+    out: dict[str, Any] = {}
+    for key in sorted(data):  # same order on every rank
+        value = data[key]
+        is_tensor = isinstance(value, torch.Tensor)
+        t = value.detach() if is_tensor else torch.tensor(float(value), dtype=torch.float64)
+        buf = t.to(device).clone()
+        if op == "mean" and not buf.is_floating_point():
+            buf = buf.double()
+        dist.all_reduce(buf, op=dist.ReduceOp.SUM)
+        if op == "mean":
+            buf = buf / world_size
+        out[key] = buf.to(value.device) if is_tensor else float(buf)
+    return {k: out[k] for k in data}
+
+
+def broadcast_object(obj: Any, src: int = 0) -> Any:
+    """Return ``src``'s ``obj`` on every rank (picklable objects); ``obj`` when not distributed."""
+    if not _is_dist():
+        return obj
+    box = [obj]
+    dist.broadcast_object_list(box, src=src, device=_comm_device())
+    return box[0]
+
+
+def collect_results(results: list, size: int) -> list | None:
+    """Collect per-sample results of all ranks on rank 0 in dataset order.
+
+    The distributed sampler gives rank ``r`` the indices ``r, r + W, r + 2W, ...`` (``W`` the
+    world size) and pads the last round by repeating samples; this interleaves the ranks' lists
+    back and truncates to ``size`` to drop the padding. Objects travel with
+    ``torch.distributed.gather_object``, so no shared directory is needed (works across nodes).
+
+    Args:
+        results: This rank's results, one per sample, in the order the sampler yielded them.
+        size: Number of samples in the dataset.
+
+    Returns:
+        On rank 0, the ``size`` results in dataset order; None on other ranks. When not
+        distributed, ``results[:size]``.
+
+    Raises:
+        ValueError: The ranks together returned fewer than ``size`` results.
+    """
+    if not _is_dist():
+        parts = [list(results)]
+        rank = 0
+    else:
+        rank, world_size = dist.get_rank(), dist.get_world_size()
+        gathered: list | None = [None] * world_size if rank == 0 else None
+        dist.gather_object(list(results), gathered, dst=0)
+        if rank != 0:
+            return None
+        parts = gathered  # type: ignore[assignment]
+    ordered = []
+    for i in range(max(len(p) for p in parts)):
+        ordered.extend(p[i] for p in parts if i < len(p))
+    if len(ordered) < size:
+        raise ValueError(
+            f"collect_results: got {len(ordered)} results from {len(parts)} rank(s) but the "
+            f"dataset has {size} samples; each rank must return one result per sample it was given"
+        )
+    return ordered[:size]

@@ -1,0 +1,108 @@
+"""Small runner helpers: host/time strings, seeding and RNG state capture for exact resume."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import time
+from getpass import getuser
+from typing import Any, Optional
+
+import numpy as np
+import torch
+
+
+def get_host_info() -> str:
+    """Return ``'user@hostname'`` (parts that cannot be read are left out)."""
+    host = ''
+    try:
+        host = f'{getuser()}@{socket.gethostname()}'
+    except Exception:  # no passwd entry in some containers: keep going without it
+        host = socket.gethostname()
+    return host
+
+
+def get_time_str() -> str:
+    """Return the local time as ``YYYYmmdd_HHMMSS`` (used for log and run names)."""
+    return time.strftime('%Y%m%d_%H%M%S', time.localtime())
+
+
+def set_random_seed(seed: int, deterministic: bool = False, use_rank_shift: bool = False) -> int:
+    """Seed python, numpy and torch (all devices), mmcv 1.x compatible.
+
+    Args:
+        seed: The seed.
+        deterministic: Also ask cuDNN for deterministic kernels (slower).
+        use_rank_shift: Add the distributed rank to the seed so ranks draw different numbers.
+
+    Returns:
+        The seed actually used.
+    """
+    if use_rank_shift and torch.distributed.is_available() and torch.distributed.is_initialized():
+        seed += torch.distributed.get_rank()
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed_all(seed)
+    os.environ['PYTHONHASHSEED'] = str(seed)
+    if deterministic:
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+    return seed
+
+
+def get_rng_state() -> dict:
+    """Capture python, numpy, torch and CUDA RNG states as ``weights_only``-loadable data.
+
+    numpy's state is stored as a tuple of python values plus an int64 tensor, never as numpy
+    objects, so ``torch.load(weights_only=True)`` can read it back.
+    """
+    np_state = np.random.get_state()
+    state: dict[str, Any] = {
+        'python': random.getstate(),
+        'numpy': {
+            'kind': np_state[0],
+            'keys': torch.from_numpy(np_state[1].astype(np.int64)),
+            'pos': int(np_state[2]),
+            'has_gauss': int(np_state[3]),
+            'cached_gaussian': float(np_state[4]),
+        },
+        'torch': torch.get_rng_state(),
+    }
+    # Only read CUDA states when CUDA is already in use; reading would initialise it.
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state['cuda'] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict) -> None:
+    """Restore the RNG states captured by :func:`get_rng_state`.
+
+    Raises:
+        KeyError: ``state`` lacks one of the python/numpy/torch entries.
+    """
+    missing = [k for k in ('python', 'numpy', 'torch') if k not in state]
+    if missing:
+        raise KeyError(f'RNG state is missing {missing}; it must come from get_rng_state()')
+    py = state['python']
+    # weights_only loading turns the inner tuple into a list; random.setstate needs tuples.
+    random.setstate((py[0], tuple(py[1]), py[2]))
+    npy = state['numpy']
+    np.random.set_state(
+        (
+            npy['kind'],
+            npy['keys'].numpy().astype(np.uint32),
+            npy['pos'],
+            npy['has_gauss'],
+            npy['cached_gaussian'],
+        )
+    )
+    torch.set_rng_state(state['torch'])
+    cuda: Optional[list] = state.get('cuda')
+    if cuda is not None and torch.cuda.is_available():
+        if len(cuda) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all(cuda)
+        else:  # different device count: restore what maps one to one
+            for i, s in enumerate(cuda[: torch.cuda.device_count()]):
+                torch.cuda.set_rng_state(s, i)
