@@ -3,4 +3,4 @@
 from .utils import Config, ConfigDict, DictAction, Registry, build_from_cfg
 from .version import __version__
 
-__all__ = ['Config', 'ConfigDict', 'DictAction', 'Registry', '__version__', 'build_from_cfg']
+__all__ = ["Config", "ConfigDict", "DictAction", "Registry", "__version__", "build_from_cfg"]

@@ -15,10 +15,15 @@ from mmpar.utils import Config, DictAction
 
 def parse_args(argv=None) -> argparse.Namespace:
     """Parse the command line."""
-    parser = argparse.ArgumentParser(description='Print the fully merged config.')
-    parser.add_argument('config', help='config file')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
-                        help='override config keys, e.g. optimizer.lr=0.01')
+    parser = argparse.ArgumentParser(description="Print the fully merged config.")
+    parser.add_argument("config", help="config file")
+    parser.add_argument(
+        "--cfg-options",
+        nargs="+",
+        action=DictAction,
+        default={},
+        help="override config keys, e.g. optimizer.lr=0.01",
+    )
     return parser.parse_args(argv)
 
 
@@ -36,5 +41,5 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     sys.exit(main())

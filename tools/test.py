@@ -20,32 +20,53 @@ import torch
 from mmpar.apis.cli import UsageError, init_launcher, run_setup
 from mmpar.utils import Config, DictAction
 
-OUT_FORMATS = {'.json': 'json', '.pkl': 'pickle', '.pickle': 'pickle'}
+OUT_FORMATS = {".json": "json", ".pkl": "pickle", ".pickle": "pickle"}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     """Parse the command line."""
-    parser = argparse.ArgumentParser(description='Test (evaluate) a checkpoint.')
-    parser.add_argument('config', help='config file')
-    parser.add_argument('checkpoint', help='checkpoint file')
-    parser.add_argument('--out', help='write per-sample results and metrics (.json or .pkl)')
-    parser.add_argument('--metrics', nargs='+',
-                        help="metrics, e.g. accuracy class_accuracy (default: "
-                        "cfg.evaluation.metric, else 'accuracy')")
-    parser.add_argument('--metric-options', nargs='+', action=DictAction, default={},
-                        help='options of dataset.evaluate, e.g. topk=1,5')
-    parser.add_argument('--workers', type=int, default=1,
-                        help='CPU worker processes sharing the model (non-distributed only)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
-                        help='override config keys, e.g. data.samples_per_gpu=64')
-    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none',
-                        help="job launcher; 'pytorch' under torchrun (tools/dist_test.sh)")
-    parser.add_argument('--tmpdir', help='accepted for mmcv compatibility; unused')
-    parser.add_argument('--gpu-collect', action='store_true',
-                        help='accepted for mmcv compatibility; unused')
-    parser.add_argument('--no-progress', action='store_true', help='hide the progress bar')
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0,
-                        help=argparse.SUPPRESS)
+    parser = argparse.ArgumentParser(description="Test (evaluate) a checkpoint.")
+    parser.add_argument("config", help="config file")
+    parser.add_argument("checkpoint", help="checkpoint file")
+    parser.add_argument("--out", help="write per-sample results and metrics (.json or .pkl)")
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        help="metrics, e.g. accuracy class_accuracy (default: "
+        "cfg.evaluation.metric, else 'accuracy')",
+    )
+    parser.add_argument(
+        "--metric-options",
+        nargs="+",
+        action=DictAction,
+        default={},
+        help="options of dataset.evaluate, e.g. topk=1,5",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="CPU worker processes sharing the model (non-distributed only)",
+    )
+    parser.add_argument(
+        "--cfg-options",
+        nargs="+",
+        action=DictAction,
+        default={},
+        help="override config keys, e.g. data.samples_per_gpu=64",
+    )
+    parser.add_argument(
+        "--launcher",
+        choices=["none", "pytorch", "slurm", "mpi"],
+        default="none",
+        help="job launcher; 'pytorch' under torchrun (tools/dist_test.sh)",
+    )
+    parser.add_argument("--tmpdir", help="accepted for mmcv compatibility; unused")
+    parser.add_argument(
+        "--gpu-collect", action="store_true", help="accepted for mmcv compatibility; unused"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -53,29 +74,29 @@ def setup(args: argparse.Namespace):
     """Check the arguments, load the config, initialise distribution, build data and model."""
     from mmpar.datasets import build_dataset
     from mmpar.models import build_classifier
-    from mmpar.runner import load_checkpoint
+    from mmpar.runner.checkpoint import load_checkpoint
 
     if args.out is not None and osp.splitext(args.out)[1] not in OUT_FORMATS:
         raise UsageError(
-            f'--out {args.out}: unsupported extension; use one of {sorted(OUT_FORMATS)}'
+            f"--out {args.out}: unsupported extension; use one of {sorted(OUT_FORMATS)}"
         )
     if args.workers < 1:
-        raise UsageError(f'--workers must be >= 1, got {args.workers}')
-    if args.workers > 1 and args.launcher != 'none':
-        raise UsageError('--workers > 1 runs worker processes itself; use it with --launcher none')
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    if args.workers > 1 and args.launcher != "none":
+        raise UsageError("--workers > 1 runs worker processes itself; use it with --launcher none")
     if not osp.isfile(args.checkpoint):
-        raise FileNotFoundError(f'checkpoint not found: {args.checkpoint}')
+        raise FileNotFoundError(f"checkpoint not found: {args.checkpoint}")
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
-    distributed = init_launcher(args.launcher, cfg.get('dist_params', {}))
-    if 'pretrained' in cfg.model:
+    distributed = init_launcher(args.launcher, cfg.get("dist_params", {}))
+    if "pretrained" in cfg.model:
         cfg.model.pretrained = None
     dataset = build_dataset(cfg.data.test, dict(test_mode=True))
     model = build_classifier(cfg.model)
-    checkpoint = load_checkpoint(model, args.checkpoint, map_location='cpu')
-    classes = (checkpoint.get('meta') or {}).get('CLASSES') or getattr(dataset, 'CLASSES', None)
-    metrics = args.metrics or cfg.get('evaluation', {}).get('metric', 'accuracy')
+    checkpoint = load_checkpoint(model, args.checkpoint, map_location="cpu")
+    classes = (checkpoint.get("meta") or {}).get("CLASSES") or getattr(dataset, "CLASSES", None)
+    metrics = args.metrics or cfg.get("evaluation", {}).get("metric", "accuracy")
     return cfg, dataset, model, classes, metrics, distributed
 
 
@@ -84,13 +105,16 @@ def run_test(args, cfg, dataset, model, distributed) -> list:
     from mmpar.apis import multi_device_test, multi_process_test, single_device_test, wrap_model
     from mmpar.datasets import build_dataloader
 
-    samples_per_gpu = cfg.data.get('test_dataloader', {}).get(
-        'samples_per_gpu', cfg.data.samples_per_gpu
+    samples_per_gpu = cfg.data.get("test_dataloader", {}).get(
+        "samples_per_gpu", cfg.data.samples_per_gpu
     )
     progress = not args.no_progress
     if args.workers > 1:
         return multi_process_test(
-            model, dataset, workers=args.workers, samples_per_gpu=samples_per_gpu,
+            model,
+            dataset,
+            workers=args.workers,
+            samples_per_gpu=samples_per_gpu,
             progress=progress,
         )
     loader = build_dataloader(
@@ -116,17 +140,17 @@ def dump_results(path: str, outputs: list, metrics: dict, classes) -> None:
     scores = np.stack([_as_array(r) for r in outputs]) if outputs else np.zeros((0, 0))
     labels = scores.argmax(axis=1) if len(scores) else np.zeros(0, dtype=int)
     record = {
-        'metrics': {k: float(v) for k, v in metrics.items()},
-        'class_scores': scores.tolist(),
-        'pred_label': labels.tolist(),
-        'pred_score': [float(scores[i, j]) for i, j in enumerate(labels)],
-        'pred_class': [classes[j] if classes else str(j) for j in labels],
+        "metrics": {k: float(v) for k, v in metrics.items()},
+        "class_scores": scores.tolist(),
+        "pred_label": labels.tolist(),
+        "pred_score": [float(scores[i, j]) for i, j in enumerate(labels)],
+        "pred_class": [classes[j] if classes else str(j) for j in labels],
     }
-    if OUT_FORMATS[osp.splitext(path)[1]] == 'json':
-        with open(path, 'w') as f:
+    if OUT_FORMATS[osp.splitext(path)[1]] == "json":
+        with open(path, "w") as f:
             json.dump(record, f)
     else:
-        with open(path, 'wb') as f:
+        with open(path, "wb") as f:
             pickle.dump(record, f)
 
 
@@ -138,15 +162,17 @@ def main(argv=None) -> int:
     if outputs is None:  # a non-zero rank: rank 0 evaluates and reports
         return 0
     results = run_setup(
-        lambda: dataset.evaluate(outputs, metric=metrics, metric_options=args.metric_options or None)
+        lambda: dataset.evaluate(
+            outputs, metric=metrics, metric_options=args.metric_options or None
+        )
     )
     for name, value in results.items():
-        print(f'{name}: {value:.4f}')
+        print(f"{name}: {value:.4f}")
     if args.out:
         dump_results(args.out, outputs, results, classes)
-        print(f'results written to {args.out}')
+        print(f"results written to {args.out}")
     return 0
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     sys.exit(main())

@@ -28,31 +28,64 @@ DEFAULT_SEED = 0
 
 def parse_args(argv=None) -> argparse.Namespace:
     """Parse the command line."""
-    parser = argparse.ArgumentParser(description='Train a model from a config file.')
-    parser.add_argument('config', help='config file (.py, .json or .yaml)')
-    parser.add_argument('--work-dir', help='directory for logs and checkpoints '
-                        '(default: cfg.work_dir, else work_dirs/<config name>)')
-    parser.add_argument('--resume-from', help="checkpoint to resume from, or 'auto' for the "
-                        'newest checkpoint in the work dir')
-    parser.add_argument('--auto-resume', action='store_true',
-                        help='resume from the newest checkpoint in the work dir if there is one')
-    parser.add_argument('--load-from', help='checkpoint whose weights initialise the model')
-    parser.add_argument('--no-validate', action='store_true',
-                        help='do not evaluate on cfg.data.val during training')
-    parser.add_argument('--seed', type=int, default=None,
-                        help=f'random seed (default: cfg.seed, else {DEFAULT_SEED})')
-    parser.add_argument('--diff-seed', action='store_true',
-                        help='add the rank to the seed so every process draws different numbers')
-    parser.add_argument('--deterministic', action='store_true',
-                        help='use deterministic algorithms (torch.use_deterministic_algorithms)')
-    parser.add_argument('--gpu-ids', type=int, nargs='+',
-                        help='GPUs of a non-distributed run (MMDataParallel); default [0]')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction, default={},
-                        help='override config keys, e.g. runner.max_epochs=2 data.samples_per_gpu=8')
-    parser.add_argument('--launcher', choices=['none', 'pytorch', 'slurm', 'mpi'], default='none',
-                        help="job launcher; 'pytorch' under torchrun (tools/dist_train.sh)")
-    parser.add_argument('--local_rank', '--local-rank', type=int, default=0,
-                        help=argparse.SUPPRESS)  # torch.distributed.launch passes it
+    parser = argparse.ArgumentParser(description="Train a model from a config file.")
+    parser.add_argument("config", help="config file (.py, .json or .yaml)")
+    parser.add_argument(
+        "--work-dir",
+        help="directory for logs and checkpoints "
+        "(default: cfg.work_dir, else work_dirs/<config name>)",
+    )
+    parser.add_argument(
+        "--resume-from",
+        help="checkpoint to resume from, or 'auto' for the newest checkpoint in the work dir",
+    )
+    parser.add_argument(
+        "--auto-resume",
+        action="store_true",
+        help="resume from the newest checkpoint in the work dir if there is one",
+    )
+    parser.add_argument("--load-from", help="checkpoint whose weights initialise the model")
+    parser.add_argument(
+        "--no-validate", action="store_true", help="do not evaluate on cfg.data.val during training"
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help=f"random seed (default: cfg.seed, else {DEFAULT_SEED})",
+    )
+    parser.add_argument(
+        "--diff-seed",
+        action="store_true",
+        help="add the rank to the seed so every process draws different numbers",
+    )
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="use deterministic algorithms (torch.use_deterministic_algorithms)",
+    )
+    parser.add_argument(
+        "--gpu-ids",
+        type=int,
+        nargs="+",
+        help="GPUs of a non-distributed run (MMDataParallel); default [0]",
+    )
+    parser.add_argument(
+        "--cfg-options",
+        nargs="+",
+        action=DictAction,
+        default={},
+        help="override config keys, e.g. runner.max_epochs=2 data.samples_per_gpu=8",
+    )
+    parser.add_argument(
+        "--launcher",
+        choices=["none", "pytorch", "slurm", "mpi"],
+        default="none",
+        help="job launcher; 'pytorch' under torchrun (tools/dist_train.sh)",
+    )
+    parser.add_argument(
+        "--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS
+    )  # torch.distributed.launch passes it
     return parser.parse_args(argv)
 
 
@@ -63,18 +96,18 @@ def load_config(args: argparse.Namespace) -> Config:
         cfg.merge_from_dict(args.cfg_options)
     if args.work_dir is not None:
         cfg.work_dir = args.work_dir
-    elif cfg.get('work_dir') is None:
-        cfg.work_dir = osp.join('work_dirs', osp.splitext(osp.basename(args.config))[0])
+    elif cfg.get("work_dir") is None:
+        cfg.work_dir = osp.join("work_dirs", osp.splitext(osp.basename(args.config))[0])
     if args.resume_from is not None:
         cfg.resume_from = args.resume_from
     if args.load_from is not None:
         cfg.load_from = args.load_from
-    cfg.auto_resume = args.auto_resume or cfg.get('auto_resume', False)
-    for key in ('resume_from', 'load_from'):
+    cfg.auto_resume = args.auto_resume or cfg.get("auto_resume", False)
+    for key in ("resume_from", "load_from"):
         path = cfg.get(key)
-        if path and path != 'auto' and '://' not in path and not osp.isfile(path):
-            raise FileNotFoundError(f'{key} checkpoint not found: {path}')
-    if torch.backends.cudnn.is_available() and cfg.get('cudnn_benchmark', False):
+        if path and path != "auto" and "://" not in path and not osp.isfile(path):
+            raise FileNotFoundError(f"{key} checkpoint not found: {path}")
+    if torch.backends.cudnn.is_available() and cfg.get("cudnn_benchmark", False):
         torch.backends.cudnn.benchmark = True
     return cfg
 
@@ -83,11 +116,11 @@ def setup(args: argparse.Namespace):
     """Everything before training: config, distribution, work dir, logger, seed, model, data."""
     from mmpar.datasets import build_dataset
     from mmpar.models import build_classifier
-    from mmpar.runner import get_dist_info
+    from mmpar.runner.dist_utils import get_dist_info
     from mmpar.utils import collect_env, get_logger, set_random_seed
 
     cfg = load_config(args)
-    distributed = init_launcher(args.launcher, cfg.get('dist_params', {}))
+    distributed = init_launcher(args.launcher, cfg.get("dist_params", {}))
     if distributed:
         _, world_size = get_dist_info()
         cfg.gpu_ids = list(range(world_size))
@@ -98,26 +131,26 @@ def setup(args: argparse.Namespace):
     os.makedirs(osp.abspath(cfg.work_dir), exist_ok=True)
     if rank == 0:
         cfg.dump(osp.join(cfg.work_dir, osp.basename(args.config)))
-    timestamp = time.strftime('%Y%m%d_%H%M%S', time.localtime())
-    log_file = osp.join(cfg.work_dir, f'{timestamp}.log')
-    logger = get_logger('mmpar', log_file=log_file, log_level=cfg.get('log_level', 'INFO'))
+    timestamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
+    log_file = osp.join(cfg.work_dir, f"{timestamp}.log")
+    logger = get_logger("mmpar", log_file=log_file, log_level=cfg.get("log_level", "INFO"))
 
-    env_info = '\n'.join(f'{k}: {v}' for k, v in collect_env().items())
-    dash = '-' * 60
-    logger.info(f'Environment info:\n{dash}\n{env_info}\n{dash}')
-    logger.info(f'Distributed training: {distributed}')
-    logger.info(f'Config:\n{cfg.pretty_text}')
+    env_info = "\n".join(f"{k}: {v}" for k, v in collect_env().items())
+    dash = "-" * 60
+    logger.info(f"Environment info:\n{dash}\n{env_info}\n{dash}")
+    logger.info(f"Distributed training: {distributed}")
+    logger.info(f"Config:\n{cfg.pretty_text}")
 
-    seed = args.seed if args.seed is not None else cfg.get('seed', DEFAULT_SEED)
+    seed = args.seed if args.seed is not None else cfg.get("seed", DEFAULT_SEED)
     if seed is None:
         seed = DEFAULT_SEED
     seed = seed + rank if args.diff_seed else seed
-    logger.info(f'Set random seed to {seed}, deterministic: {args.deterministic}')
+    logger.info(f"Set random seed to {seed}, deterministic: {args.deterministic}")
     set_random_seed(seed, deterministic=args.deterministic)
     cfg.seed = seed
 
     model = build_classifier(cfg.model)
-    if hasattr(model, 'init_weights'):
+    if hasattr(model, "init_weights"):
         model.init_weights()
     datasets = [build_dataset(cfg.data.train)]
     if len(cfg.workflow) == 2:
@@ -132,12 +165,12 @@ def setup(args: argparse.Namespace):
         seed=seed,
         exp_name=osp.basename(args.config),
         mmpar_version=mmpar.__version__,
-        CLASSES=getattr(datasets[0], 'CLASSES', None),
+        CLASSES=getattr(datasets[0], "CLASSES", None),
     )
-    if cfg.get('checkpoint_config') is not None:
-        cfg.checkpoint_config.setdefault('meta', {})
+    if cfg.get("checkpoint_config") is not None:
+        cfg.checkpoint_config.setdefault("meta", {})
         cfg.checkpoint_config.meta.update(
-            mmpar_version=mmpar.__version__, CLASSES=getattr(datasets[0], 'CLASSES', None)
+            mmpar_version=mmpar.__version__, CLASSES=getattr(datasets[0], "CLASSES", None)
         )
     return cfg, model, datasets, distributed, timestamp, meta
 
@@ -161,5 +194,5 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     sys.exit(main())

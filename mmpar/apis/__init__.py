@@ -11,13 +11,13 @@ from .test import (
 from .train import train_model, wrap_model
 
 __all__ = [
-    'inference_model',
-    'init_model',
-    'multi_device_test',
-    'multi_gpu_test',
-    'multi_process_test',
-    'single_device_test',
-    'single_gpu_test',
-    'train_model',
-    'wrap_model',
+    "inference_model",
+    "init_model",
+    "multi_device_test",
+    "multi_gpu_test",
+    "multi_process_test",
+    "single_device_test",
+    "single_gpu_test",
+    "train_model",
+    "wrap_model",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Callable, TypeVar
 
-T = TypeVar('T')
+T = TypeVar("T")
 
 
 class UsageError(Exception):
@@ -25,7 +25,7 @@ def error_message(err: BaseException) -> str:
 
 def fail(err: BaseException) -> int:
     """Print ``error: <message>`` to stderr and return exit code 2."""
-    print(f'error: {type(err).__name__}: {error_message(err)}', file=sys.stderr)
+    print(f"error: {type(err).__name__}: {error_message(err)}", file=sys.stderr)
     return 2
 
 
@@ -39,14 +39,14 @@ def init_launcher(launcher: str, dist_params: dict) -> bool:
         UsageError: The launcher's environment is missing (e.g. ``--launcher pytorch`` outside
             torchrun); the message says which variables and how to launch.
     """
-    if launcher == 'none':
+    if launcher == "none":
         return False
-    from mmpar.runner import init_dist
+    from mmpar.runner.dist_utils import init_dist
 
     try:
         init_dist(launcher, **dist_params)
     except RuntimeError as err:
-        raise UsageError(f'--launcher {launcher}: {err}') from err
+        raise UsageError(f"--launcher {launcher}: {err}") from err
     return True
 
 

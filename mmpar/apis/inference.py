@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Sequence, Union
 
 import numpy as np
 import torch
@@ -27,10 +27,10 @@ ImageInput = Union[str, os.PathLike, np.ndarray]
 
 
 def init_model(
-    config: Union[str, os.PathLike, Config],
-    checkpoint: Optional[str] = None,
-    device: Union[str, torch.device] = 'cpu',
-    cfg_options: Optional[dict] = None,
+    config: str | os.PathLike | Config,
+    checkpoint: str | None = None,
+    device: str | torch.device = "cpu",
+    cfg_options: dict | None = None,
 ) -> nn.Module:
     """Build a classifier from ``config``, load ``checkpoint`` and put it in eval mode.
 
@@ -48,27 +48,27 @@ def init_model(
         TypeError: ``config`` is neither a path nor a Config.
     """
     from mmpar.models import build_classifier
-    from mmpar.runner import load_checkpoint
+    from mmpar.runner.checkpoint import load_checkpoint
 
     if isinstance(config, (str, os.PathLike)):
         config = Config.fromfile(os.fspath(config))
     elif not isinstance(config, Config):
-        raise TypeError(f'config must be a file path or a Config, got {type(config).__name__}')
+        raise TypeError(f"config must be a file path or a Config, got {type(config).__name__}")
     if cfg_options:
         config.merge_from_dict(cfg_options)
-    if 'pretrained' in config.model:
+    if "pretrained" in config.model:
         config.model.pretrained = None
     model = build_classifier(config.model)
     classes = None
     if checkpoint is not None:
-        ckpt = load_checkpoint(model, checkpoint, map_location='cpu')
-        classes = (ckpt.get('meta') or {}).get('CLASSES')
+        ckpt = load_checkpoint(model, checkpoint, map_location="cpu")
+        classes = (ckpt.get("meta") or {}).get("CLASSES")
     if classes is None:
         classes = _dataset_classes(config)
         if checkpoint is not None:
             warnings.warn(
                 f"checkpoint {checkpoint} has no meta['CLASSES']; using the class names of "
-                f'{config.data.test.type}',
+                f"{config.data.test.type}",
                 UserWarning,
                 stacklevel=2,
             )
@@ -79,20 +79,23 @@ def init_model(
     return model
 
 
-def _dataset_classes(cfg: Config) -> Optional[list]:
+def _dataset_classes(cfg: Config) -> list | None:
     """Class names of the test dataset's type (``classes`` key or the class attribute)."""
     from mmpar.datasets import DATASETS
 
     test_cfg = cfg.data.test
-    if test_cfg.get('classes') is not None:
+    if test_cfg.get("classes") is not None:
         return list(test_cfg.classes)
     dataset_cls = DATASETS.get(test_cfg.type)
-    names = getattr(dataset_cls, 'CLASSES', None)
+    names = getattr(dataset_cls, "CLASSES", None)
     return None if names is None else list(names)
 
 
 class InferencePipeline:
     """Turn one image (file path or H×W×C array) into a sample of ``cfg.data.test``'s pipeline.
+
+    Label keys (``gt_label``) are dropped from its ``Collect``/``ToTensor`` steps, since images
+    to predict have no label.
 
     Args:
         cfg: The model's config.
@@ -102,51 +105,66 @@ class InferencePipeline:
         from mmpar.datasets import PIPELINES
         from mmpar.datasets.pipelines import Compose, LoadImageFromFile
 
-        steps = [dict(s) if isinstance(s, dict) else s for s in cfg.data.test.pipeline]
+        steps = [_unlabelled(s) for s in cfg.data.test.pipeline]
+        steps = [s for s in steps if s is not None]
         first = steps[0] if steps else None
-        if isinstance(first, dict) and first.get('type') == 'LoadImageFromFile':
+        if isinstance(first, dict) and first.get("type") == "LoadImageFromFile":
             self.loader = PIPELINES.build(first)
             steps = steps[1:]
         else:
-            in_channels = cfg.model.get('backbone', {}).get('in_channels', 3)
-            self.loader = LoadImageFromFile(
-                color_type='grayscale' if in_channels == 1 else 'color'
-            )
+            in_channels = cfg.model.get("backbone", {}).get("in_channels", 3)
+            self.loader = LoadImageFromFile(color_type="grayscale" if in_channels == 1 else "color")
         self.transforms = Compose(steps)
 
     def __call__(self, img: ImageInput) -> dict:
         """Return the pipeline's output for ``img``."""
         if isinstance(img, (str, os.PathLike)):
-            results = self.loader({'img_path': os.fspath(img)})
-            if results['img'].ndim == 2:  # grayscale file → H×W×1 like in-memory datasets
-                results['img'] = results['img'][..., None]
-                results['img_shape'] = results['ori_shape'] = results['img'].shape
+            results = self.loader({"img_path": os.fspath(img)})
+            if results["img"].ndim == 2:  # grayscale file → H×W×1 like in-memory datasets
+                results["img"] = results["img"][..., None]
+                results["img_shape"] = results["ori_shape"] = results["img"].shape
         elif isinstance(img, np.ndarray):
-            results = {'img': img, 'img_shape': img.shape, 'ori_shape': img.shape}
-            results['filename'] = results['ori_filename'] = None
+            results = {"img": img, "img_shape": img.shape, "ori_shape": img.shape}
+            results["filename"] = results["ori_filename"] = None
         else:
-            raise TypeError(f'an image must be a file path or a numpy array, got {type(img)}')
+            raise TypeError(f"an image must be a file path or a numpy array, got {type(img)}")
         try:
             return self.transforms(results)
         except KeyError as err:
+            missing = err.args[0] if err.args else err
             raise KeyError(
-                f'the test pipeline of cfg.data.test needs {err} which an unlabelled image does '
-                "not have; make its Collect step keep only 'img' (keys=['img'])"
+                f"the test pipeline of cfg.data.test failed on an unlabelled image ({missing}); "
+                "make its Collect step keep only the image (keys=['img'])"
             ) from err
+
+
+# Keys that only labelled samples have; test pipelines often format them too.
+LABEL_KEYS = ("gt_label",)
+
+
+def _unlabelled(step: Any) -> Any:
+    """A pipeline step config without label keys (None when nothing is left for it to do)."""
+    if not isinstance(step, dict) or step.get("type") not in ("Collect", "ToTensor"):
+        return step
+    step = dict(step)
+    step["keys"] = [k for k in step.get("keys", []) if k not in LABEL_KEYS]
+    if step["type"] == "ToTensor" and not step["keys"]:
+        return None
+    return step
 
 
 class _InferStep:
     """Run the pipeline on a batch of images and turn the scores into predictions."""
 
-    def __init__(self, cfg: Config, classes: Optional[Sequence[str]]) -> None:
+    def __init__(self, cfg: Config, classes: Sequence[str] | None) -> None:
         self.pipeline = InferencePipeline(cfg)
         self.classes = list(classes) if classes is not None else None
-        self._wrapped: Optional[MMDataParallel] = None
+        self._wrapped: MMDataParallel | None = None
 
     def __call__(self, model: nn.Module, imgs: list) -> list[dict]:
         if self._wrapped is None:
             device = next(model.parameters()).device
-            ids = [device.index or 0] if device.type == 'cuda' else [-1]
+            ids = [device.index or 0] if device.type == "cuda" else [-1]
             self._wrapped = MMDataParallel(model, device_ids=ids)
         data = collate([self.pipeline(img) for img in imgs], samples_per_gpu=len(imgs))
         with torch.no_grad():
@@ -158,16 +176,16 @@ class _InferStep:
         score = np.asarray(score)
         label = int(np.argmax(score))
         pred_class = self.classes[label] if self.classes is not None else str(label)
-        return {'pred_label': label, 'pred_score': float(score[label]), 'pred_class': pred_class}
+        return {"pred_label": label, "pred_score": float(score[label]), "pred_class": pred_class}
 
 
 def inference_model(
     model: nn.Module,
-    imgs: Union[ImageInput, Sequence[ImageInput]],
+    imgs: ImageInput | Sequence[ImageInput],
     batch_size: int = 16,
     workers: int = 0,
     progress: bool = False,
-) -> Union[dict, list[dict]]:
+) -> dict | list[dict]:
     """Predict the class of one or more images.
 
     Args:
@@ -185,14 +203,14 @@ def inference_model(
     Raises:
         AttributeError: ``model`` has no ``cfg`` (build it with :func:`init_model`).
     """
-    if not hasattr(model, 'cfg'):
-        raise AttributeError('inference_model needs model.cfg; build the model with init_model()')
+    if not hasattr(model, "cfg"):
+        raise AttributeError("inference_model needs model.cfg; build the model with init_model()")
     single = isinstance(imgs, (str, os.PathLike, np.ndarray))
     items = [imgs] if single else list(imgs)
-    step = _InferStep(model.cfg, getattr(model, 'CLASSES', None))
+    step = _InferStep(model.cfg, getattr(model, "CLASSES", None))
     if workers > 1:
-        if next(model.parameters()).device.type != 'cpu':
-            raise ValueError('inference with workers > 1 runs on CPU; move the model to CPU')
+        if next(model.parameters()).device.type != "cpu":
+            raise ValueError("inference with workers > 1 runs on CPU; move the model to CPU")
         preds = run_in_processes(
             model, items, step, workers=workers, batch_size=batch_size, progress=progress
         )

@@ -8,7 +8,7 @@ results were computed.
 from __future__ import annotations
 
 import os.path as osp
-from typing import Any, Optional
+from typing import Any
 
 import torch
 from torch import nn
@@ -25,7 +25,7 @@ def single_device_test(
     model: nn.Module,
     data_loader: DataLoader,
     show: bool = False,
-    out_dir: Optional[str] = None,
+    out_dir: str | None = None,
     progress: bool = True,
 ) -> list:
     """Run ``model`` over every batch of ``data_loader`` in this process.
@@ -58,25 +58,25 @@ def single_device_test(
 def _show_batch(model: nn.Module, data: dict, batch_results: list, show: bool, out_dir) -> None:
     """Hand each sample of a batch to the model's ``show_result``."""
     module = model.module if is_module_wrapper(model) else model
-    if not hasattr(module, 'show_result'):
+    if not hasattr(module, "show_result"):
         raise NotImplementedError(
-            f'show/out_dir need {type(module).__name__}.show_result(img, result, show, out_file), '
-            'which this model does not implement'
+            f"show/out_dir need {type(module).__name__}.show_result(img, result, show, out_file), "
+            "which this model does not implement"
         )
-    metas = data['img_metas'].data[0] if 'img_metas' in data else [{}] * len(batch_results)
+    metas = data["img_metas"].data[0] if "img_metas" in data else [{}] * len(batch_results)
     for meta, result in zip(metas, batch_results):
-        filename = meta.get('filename')
-        out_file = osp.join(out_dir, meta.get('ori_filename', 'img.png')) if out_dir else None
+        filename = meta.get("filename")
+        out_file = osp.join(out_dir, meta.get("ori_filename", "img.png")) if out_dir else None
         module.show_result(filename, result, show=show, out_file=out_file)
 
 
 def multi_device_test(
     model: nn.Module,
     data_loader: DataLoader,
-    tmpdir: Optional[str] = None,
+    tmpdir: str | None = None,
     gpu_collect: bool = False,
     progress: bool = True,
-) -> Optional[list]:
+) -> list | None:
     """Run ``model`` in every process of a distributed job and collect the results on rank 0.
 
     Each rank tests its shard (the loader must use a ``DistributedSampler``); the shards are
@@ -114,7 +114,7 @@ class _TestStep:
     """Collate a list of samples and run the model's test forward on them (in a worker)."""
 
     def __init__(self) -> None:
-        self._wrapped: Optional[MMDataParallel] = None
+        self._wrapped: MMDataParallel | None = None
 
     def __call__(self, model: nn.Module, samples: list) -> list:
         if self._wrapped is None:
@@ -130,7 +130,7 @@ def multi_process_test(
     dataset: Any,
     workers: int = 2,
     samples_per_gpu: int = 32,
-    start_method: Optional[str] = None,
+    start_method: str | None = None,
     progress: bool = True,
 ) -> list:
     """Test ``model`` on ``dataset`` with ``workers`` CPU processes sharing one copy of the model.
@@ -157,10 +157,10 @@ def multi_process_test(
     """
     module = model.module if is_module_wrapper(model) else model
     devices = {p.device.type for p in module.parameters()}
-    if devices - {'cpu'}:
+    if devices - {"cpu"}:
         raise ValueError(
-            f'multi_process_test runs CPU worker processes, but the model has parameters on '
-            f'{sorted(devices)}; move it to CPU, or use multi_device_test under torchrun for GPUs'
+            f"multi_process_test runs CPU worker processes, but the model has parameters on "
+            f"{sorted(devices)}; move it to CPU, or use multi_device_test under torchrun for GPUs"
         )
     return run_in_processes(
         module,

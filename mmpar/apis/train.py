@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import warnings
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Sequence
 
 import torch
 from torch import nn
@@ -18,7 +18,7 @@ from .test import multi_device_test, single_device_test
 
 def _local_rank() -> int:
     """The CUDA device of this process under torchrun/slurm (``LOCAL_RANK``), default 0."""
-    return int(os.environ.get('LOCAL_RANK', 0))
+    return int(os.environ.get("LOCAL_RANK", 0))
 
 
 def wrap_model(model: nn.Module, cfg: Any, distributed: bool) -> nn.Module:
@@ -32,35 +32,35 @@ def wrap_model(model: nn.Module, cfg: Any, distributed: bool) -> nn.Module:
             instead of :class:`MMDataParallel`.
 
     Returns:
-        The wrapped model: on CPU ``device_ids=[-1]`` (None for DDP); on CUDA the local rank's device
-        (distributed) or ``cfg.gpu_ids`` (default ``[0]``).
+        The wrapped model: on CPU ``device_ids=[-1]`` (None for DDP); on CUDA the local
+        rank's device (distributed) or ``cfg.gpu_ids`` (default ``[0]``).
     """
     cuda = torch.cuda.is_available()
+    # DDP's default buffer broadcast is kept: mmcv passed broadcast_buffers=False, which newer
+    # torch deprecates, and syncing BN statistics from rank 0 is the safe default.
     if distributed:
         if cuda:
             device = _local_rank()
             return MMDistributedDataParallel(
                 model.cuda(device),
                 device_ids=[device],
-                broadcast_buffers=False,
-                find_unused_parameters=cfg.get('find_unused_parameters', False),
+                find_unused_parameters=cfg.get("find_unused_parameters", False),
             )
         return MMDistributedDataParallel(
             model,
             device_ids=None,
-            broadcast_buffers=False,
-            find_unused_parameters=cfg.get('find_unused_parameters', False),
+            find_unused_parameters=cfg.get("find_unused_parameters", False),
         )
     if cuda:
-        gpu_ids = list(cfg.get('gpu_ids') or [0])
+        gpu_ids = list(cfg.get("gpu_ids") or [0])
         return MMDataParallel(model.cuda(gpu_ids[0]), device_ids=gpu_ids)
     return MMDataParallel(model, device_ids=[-1])
 
 
 def _runner_cfg(cfg: Any) -> dict:
     """``cfg.runner``, or mmcv's fallback to an EpochBasedRunner of ``total_epochs`` epochs."""
-    if cfg.get('runner') is None:
-        if cfg.get('total_epochs') is None:
+    if cfg.get("runner") is None:
+        if cfg.get("total_epochs") is None:
             raise KeyError(
                 "the config has neither 'runner' (e.g. runner = dict(type='EpochBasedRunner', "
                 "max_epochs=10)) nor the legacy 'total_epochs'; add one of them"
@@ -71,30 +71,30 @@ def _runner_cfg(cfg: Any) -> dict:
             UserWarning,
             stacklevel=3,
         )
-        cfg.runner = dict(type='EpochBasedRunner', max_epochs=cfg.total_epochs)
-    elif cfg.get('total_epochs') is not None and cfg.runner.get('max_epochs') is not None:
+        cfg.runner = dict(type="EpochBasedRunner", max_epochs=cfg.total_epochs)
+    elif cfg.get("total_epochs") is not None and cfg.runner.get("max_epochs") is not None:
         if cfg.total_epochs != cfg.runner.max_epochs:
             raise ValueError(
-                f'config total_epochs={cfg.total_epochs} disagrees with '
-                f'runner.max_epochs={cfg.runner.max_epochs}; remove total_epochs'
+                f"config total_epochs={cfg.total_epochs} disagrees with "
+                f"runner.max_epochs={cfg.runner.max_epochs}; remove total_epochs"
             )
     return copy.deepcopy(dict(cfg.runner))
 
 
-def _optimizer_hook_cfg(cfg: Any) -> Optional[dict]:
+def _optimizer_hook_cfg(cfg: Any) -> dict | None:
     """``cfg.optimizer_config``, turned into an Fp16OptimizerHook config when ``cfg.fp16``."""
-    optimizer_config = cfg.get('optimizer_config')
-    fp16_cfg = cfg.get('fp16')
+    optimizer_config = cfg.get("optimizer_config")
+    fp16_cfg = cfg.get("fp16")
     if fp16_cfg is None:
         return optimizer_config
     hook_cfg = dict(optimizer_config or {})
-    if hook_cfg.get('type', 'OptimizerHook') != 'OptimizerHook':
+    if hook_cfg.get("type", "OptimizerHook") != "OptimizerHook":
         raise ValueError(
             f"fp16 is set but optimizer_config.type is {hook_cfg['type']!r}; fp16 replaces the "
             "plain OptimizerHook only. Remove fp16 or optimizer_config.type."
         )
     hook_cfg.update(fp16_cfg)
-    hook_cfg['type'] = 'Fp16OptimizerHook'
+    hook_cfg["type"] = "Fp16OptimizerHook"
     return hook_cfg
 
 
@@ -106,41 +106,43 @@ def build_train_dataloaders(datasets: Sequence, cfg: Any, distributed: bool) -> 
     """
     from mmpar.datasets import build_dataloader
 
-    num_gpus = len(cfg.get('gpu_ids') or [0]) if torch.cuda.is_available() and not distributed else 1
+    num_gpus = (
+        len(cfg.get("gpu_ids") or [0]) if torch.cuda.is_available() and not distributed else 1
+    )
     loader_cfg = dict(
         samples_per_gpu=cfg.data.samples_per_gpu,
         workers_per_gpu=cfg.data.workers_per_gpu,
         num_gpus=num_gpus,
         dist=distributed,
-        seed=cfg.get('seed'),
+        seed=cfg.get("seed"),
     )
-    loader_cfg.update(cfg.data.get('train_dataloader', {}))
+    loader_cfg.update(cfg.data.get("train_dataloader", {}))
     return [build_dataloader(ds, **loader_cfg) for ds in datasets]
 
 
 def _register_eval_hook(runner: Any, cfg: Any, distributed: bool, runner_type: str) -> None:
     """Build the validation loader and register EvalHook/DistEvalHook at LOW priority."""
     from mmpar.datasets import build_dataloader, build_dataset
-    from mmpar.runner import DistEvalHook, EvalHook
+    from mmpar.runner.hooks.evaluation import DistEvalHook, EvalHook
 
     val_dataset = build_dataset(cfg.data.val, dict(test_mode=True))
     loader_cfg = dict(
-        samples_per_gpu=cfg.data.get('val_samples_per_gpu', cfg.data.samples_per_gpu),
+        samples_per_gpu=cfg.data.get("val_samples_per_gpu", cfg.data.samples_per_gpu),
         workers_per_gpu=cfg.data.workers_per_gpu,
         dist=distributed,
         shuffle=False,
     )
-    loader_cfg.update(cfg.data.get('val_dataloader', {}))
+    loader_cfg.update(cfg.data.get("val_dataloader", {}))
     val_loader = build_dataloader(val_dataset, **loader_cfg)
-    eval_cfg = dict(cfg.get('evaluation', {}))
-    eval_cfg.setdefault('by_epoch', runner_type != 'IterBasedRunner')
+    eval_cfg = dict(cfg.get("evaluation", {}))
+    eval_cfg.setdefault("by_epoch", runner_type != "IterBasedRunner")
     if distributed:
-        eval_cfg.setdefault('test_fn', _quiet(multi_device_test))
+        eval_cfg.setdefault("test_fn", _quiet(multi_device_test))
         hook = DistEvalHook(val_loader, **eval_cfg)
     else:
-        eval_cfg.setdefault('test_fn', _quiet(single_device_test))
+        eval_cfg.setdefault("test_fn", _quiet(single_device_test))
         hook = EvalHook(val_loader, **eval_cfg)
-    runner.register_hook(hook, priority='LOW')
+    runner.register_hook(hook, priority="LOW")
 
 
 class _quiet:  # noqa: N801 - used like a function
@@ -150,27 +152,28 @@ class _quiet:  # noqa: N801 - used like a function
         self.fn = fn
 
     def __call__(self, *args, **kwargs):
-        kwargs.setdefault('progress', False)
+        kwargs.setdefault("progress", False)
         return self.fn(*args, **kwargs)
 
 
 def train_model(
     model: nn.Module,
-    dataset: Union[Any, Sequence[Any]],
+    dataset: Any | Sequence[Any],
     cfg: Any,
     distributed: bool = False,
     validate: bool = False,
-    timestamp: Optional[str] = None,
-    meta: Optional[dict] = None,
+    timestamp: str | None = None,
+    meta: dict | None = None,
 ) -> Any:
     """Train ``model`` on ``dataset`` as configured by ``cfg`` (mmcv 1.x / mmcls 0.x semantics).
 
     Builds the loaders, wraps the model (``MMDataParallel`` or ``MMDistributedDataParallel``),
     builds the optimizer and the runner, registers the training hooks from the config
     (``lr_config``, ``optimizer_config``/``fp16``, ``checkpoint_config``, ``log_config``,
-    ``momentum_config``, ``custom_hooks``), the sampler-seed hook, the evaluation hook when
-    ``validate``, resumes (``resume_from``, ``'auto'`` or ``auto_resume=True``: the newest
-    checkpoint in ``work_dir``) or loads weights (``load_from``), then runs ``cfg.workflow``.
+    ``momentum_config``, ``custom_hooks``, ``nan_guard_config``), the sampler-seed hook, the
+    evaluation hook when ``validate``, resumes (``resume_from``, ``'auto'`` or
+    ``auto_resume=True``: the newest checkpoint in ``work_dir``) or loads weights
+    (``load_from``), then runs ``cfg.workflow``.
 
     Args:
         model: The bare model (``train_step``/``val_step`` API).
@@ -189,14 +192,14 @@ def train_model(
     from mmpar.runner import DistSamplerSeedHook, build_optimizer, build_runner
     from mmpar.runner.checkpoint import find_latest_checkpoint
 
-    logger = get_logger('mmpar', log_level=cfg.get('log_level', 'INFO'))
+    logger = get_logger("mmpar", log_level=cfg.get("log_level", "INFO"))
     datasets = list(dataset) if isinstance(dataset, (list, tuple)) else [dataset]
     data_loaders = build_train_dataloaders(datasets, cfg, distributed)
 
     model = wrap_model(model, cfg, distributed)
     optimizer = build_optimizer(model, cfg.optimizer)
     runner_cfg = _runner_cfg(cfg)
-    runner_type = runner_cfg.get('type', 'EpochBasedRunner')
+    runner_type = runner_cfg.get("type", "EpochBasedRunner")
     runner = build_runner(
         runner_cfg,
         default_args=dict(
@@ -205,13 +208,17 @@ def train_model(
     )
     runner.timestamp = timestamp
 
+    extra = {}
+    if "nan_guard_config" in cfg:  # None disables the NaN guard the runner adds by default
+        extra["nan_guard_config"] = cfg.nan_guard_config
     runner.register_training_hooks(
         cfg.lr_config,
         _optimizer_hook_cfg(cfg),
-        cfg.get('checkpoint_config'),
-        cfg.get('log_config'),
-        cfg.get('momentum_config'),
-        custom_hooks_config=cfg.get('custom_hooks'),
+        cfg.get("checkpoint_config"),
+        cfg.get("log_config"),
+        cfg.get("momentum_config"),
+        custom_hooks_config=cfg.get("custom_hooks"),
+        **extra,
     )
     # Our loaders always use a seedable sampler (also without distribution, so training is
     # resumable); it must learn the epoch to reshuffle, hence the hook in both cases.
@@ -219,14 +226,14 @@ def train_model(
     if validate:
         _register_eval_hook(runner, cfg, distributed, runner_type)
 
-    resume_from = cfg.get('resume_from')
-    if resume_from == 'auto' or (cfg.get('auto_resume') and not resume_from):
+    resume_from = cfg.get("resume_from")
+    if resume_from == "auto" or (cfg.get("auto_resume") and not resume_from):
         resume_from = find_latest_checkpoint(cfg.work_dir)
         if resume_from is None:
-            logger.info('auto-resume: no checkpoint in %s, starting from scratch', cfg.work_dir)
+            logger.info("auto-resume: no checkpoint in %s, starting from scratch", cfg.work_dir)
     if resume_from:
         runner.resume(resume_from)
-    elif cfg.get('load_from'):
+    elif cfg.get("load_from"):
         runner.load_checkpoint(cfg.load_from)
     runner.run(data_loaders, cfg.workflow)
     return runner

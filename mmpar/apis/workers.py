@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import queue
 import traceback
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.multiprocessing as mp
@@ -65,9 +65,9 @@ def default_start_method() -> str:
     Fork starts workers in milliseconds and shares the dataset copy-on-write; it is unsafe once
     CUDA has been initialised in the parent, where spawn is required.
     """
-    if 'fork' in mp.get_all_start_methods() and not torch.cuda.is_initialized():
-        return 'fork'
-    return 'spawn'
+    if "fork" in mp.get_all_start_methods() and not torch.cuda.is_initialized():
+        return "fork"
+    return "spawn"
 
 
 def _worker_loop(
@@ -90,13 +90,13 @@ def _worker_loop(
             outputs = list(step(model, samples))
             if len(outputs) != end - start:
                 raise RuntimeError(
-                    f'the model returned {len(outputs)} results for a batch of '
-                    f'{end - start} samples (indices {start}..{end - 1}); it must return one '
-                    'result per sample'
+                    f"the model returned {len(outputs)} results for a batch of "
+                    f"{end - start} samples (indices {start}..{end - 1}); it must return one "
+                    "result per sample"
                 )
-            results.put(('ok', batch_idx, _pack(outputs)))
+            results.put(("ok", batch_idx, _pack(outputs)))
         except Exception:  # noqa: BLE001 - the traceback is re-raised in the main process
-            results.put(('error', batch_idx, traceback.format_exc()))
+            results.put(("error", batch_idx, traceback.format_exc()))
             return
 
 
@@ -111,7 +111,7 @@ def batch_ranges(num_samples: int, batch_size: int) -> list[tuple[int, int, int]
         The batches in order, the same boundaries a sequential ``DataLoader`` would use.
     """
     if batch_size < 1:
-        raise ValueError(f'batch_size must be >= 1, got {batch_size}')
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     return [
         (b, start, min(start + batch_size, num_samples))
         for b, start in enumerate(range(0, num_samples, batch_size))
@@ -124,9 +124,9 @@ def run_in_processes(
     step: Callable[[nn.Module, list], list],
     workers: int = 2,
     batch_size: int = 32,
-    start_method: Optional[str] = None,
+    start_method: str | None = None,
     progress: bool = True,
-    desc: Optional[str] = None,
+    desc: str | None = None,
 ) -> list:
     """Run ``step(model, samples)`` over ``dataset`` in ``workers`` CPU processes.
 
@@ -152,7 +152,7 @@ def run_in_processes(
         RuntimeError: A worker raised (its traceback is included) or died.
     """
     if workers < 1:
-        raise ValueError(f'workers must be >= 1, got {workers}')
+        raise ValueError(f"workers must be >= 1, got {workers}")
     num_samples = len(dataset)
     batches = batch_ranges(num_samples, batch_size)
     if not batches:
@@ -187,11 +187,11 @@ def run_in_processes(
                 except queue.Empty:
                     _check_alive(procs)
                     continue
-                if status == 'error':
+                if status == "error":
                     raise RuntimeError(
-                        f'worker failed on batch {batch_idx} '
-                        f'(samples {batches[batch_idx][1]}..{batches[batch_idx][2] - 1}):\n'
-                        f'{payload}'
+                        f"worker failed on batch {batch_idx} "
+                        f"(samples {batches[batch_idx][1]}..{batches[batch_idx][2] - 1}):\n"
+                        f"{payload}"
                     )
                 done[batch_idx] = _unpack(payload)
                 bar.update(len(done[batch_idx]))
@@ -212,9 +212,8 @@ def _check_alive(procs: list) -> None:
     for rank, p in enumerate(procs):
         if p.exitcode not in (None, 0):
             raise RuntimeError(
-                f'worker process {rank} (pid {p.pid}) died with exit code {p.exitcode} '
-                'before finishing its batches (killed by a signal or out of memory?)'
+                f"worker process {rank} (pid {p.pid}) died with exit code {p.exitcode} "
+                "before finishing its batches (killed by a signal or out of memory?)"
             )
     if all(p.exitcode == 0 for p in procs):
-        raise RuntimeError('all worker processes exited but some batches have no result')
-
+        raise RuntimeError("all worker processes exited but some batches have no result")

@@ -143,17 +143,21 @@ class BaseDataset(Dataset, metaclass=ABCMeta):
         """Return the category ids of sample ``idx``."""
         return [int(self.data_infos[idx]["gt_label"])]
 
-    def prepare_data(self, idx: int, rng_key: Sequence[int] | None = None) -> Any:
+    def prepare_data(
+        self, idx: int, rng_key: Sequence[int] | None = None, epoch: int | None = None
+    ) -> Any:
         """Run the pipeline on a copy of sample ``idx``.
 
         Args:
             idx: Sample index.
             rng_key: Key of the augmentation generator (default ``(idx,)``); dataset wrappers
                 pass their own index so repeated copies get different augmentations.
+            epoch: Epoch for the generator (default: the one set by :meth:`set_epoch`).
         """
         results = copy.deepcopy(self.data_infos[idx])
         results["sample_idx"] = idx
-        results[RNG_KEY] = make_rng(self.seed, self.epoch, (idx,) if rng_key is None else rng_key)
+        epoch = self.epoch if epoch is None else epoch
+        results[RNG_KEY] = make_rng(self.seed, epoch, (idx,) if rng_key is None else rng_key)
         out = self.pipeline(results)
         if isinstance(out, dict):
             out.pop(RNG_KEY, None)
@@ -162,7 +166,15 @@ class BaseDataset(Dataset, metaclass=ABCMeta):
     def __len__(self) -> int:
         return len(self.data_infos)
 
-    def __getitem__(self, idx: int) -> Any:
+    def __getitem__(self, idx: int | tuple[int, int]) -> Any:
+        """Return sample ``idx``; an ``(idx, epoch)`` pair sets the augmentation epoch directly.
+
+        The pair form lets a sampler whose stream spans several passes (an infinite sampler)
+        give each pass its own augmentations without relying on ``set_epoch`` timing.
+        """
+        if isinstance(idx, tuple):
+            idx, epoch = idx
+            return self.prepare_data(int(idx), epoch=int(epoch))
         return self.prepare_data(idx)
 
     def evaluate(

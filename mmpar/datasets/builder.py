@@ -101,7 +101,8 @@ def build_dataloader(
         shuffle: Shuffle every epoch.
         seed: Seed of the shuffle and of the workers (None: shuffle seed 0, random worker seeds).
         drop_last: Drop the last incomplete batch.
-        pin_memory: Pin batches in page-locked memory (faster host-to-GPU copies).
+        pin_memory: Passed to the DataLoader. DataContainer fields are pinned by ``scatter``
+            when copied to a GPU (with ``non_blocking``).
         persistent_workers: Keep workers alive between epochs (ignored without workers).
         sampler_cfg: Sampler config; ``type`` from ``SAMPLERS`` or ``BATCH_SAMPLERS``, other
             keys are its arguments.

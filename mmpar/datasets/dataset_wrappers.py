@@ -11,10 +11,19 @@ from torch.utils.data import Dataset
 from .builder import DATASETS
 
 
-def _get_item(dataset: Dataset, idx: int, key: int) -> Any:
+def _split(idx: Any) -> tuple[int, Any]:
+    """``idx`` or ``(idx, epoch)`` → ``(idx, epoch or None)``."""
+    if isinstance(idx, tuple):
+        return int(idx[0]), int(idx[1])
+    return idx, None
+
+
+def _get_item(dataset: Dataset, idx: int, key: int, epoch: Any) -> Any:
     # BaseDataset accepts an RNG key so that each wrapped position gets its own augmentation.
     prepare = getattr(dataset, "prepare_data", None)
-    return prepare(idx, rng_key=(key,)) if callable(prepare) else dataset[idx]
+    if callable(prepare):
+        return prepare(idx, rng_key=(key,), epoch=epoch)
+    return dataset[idx if epoch is None else (idx, epoch)]
 
 
 def _set_epoch(dataset: Dataset, epoch: int) -> None:
@@ -42,14 +51,15 @@ class ConcatDataset(_TorchConcatDataset):
         super().__init__(datasets)
         self.CLASSES = getattr(datasets[0], "CLASSES", None)
 
-    def __getitem__(self, idx: int) -> Any:
+    def __getitem__(self, idx: int | tuple[int, int]) -> Any:
+        idx, epoch = _split(idx)
         if idx < 0:
             idx += len(self)
         if not 0 <= idx < len(self):
             raise IndexError(f"index {idx} out of range for ConcatDataset of length {len(self)}")
         which = bisect.bisect_right(self.cumulative_sizes, idx)
         local = idx - (self.cumulative_sizes[which - 1] if which else 0)
-        return _get_item(self.datasets[which], local, idx)
+        return _get_item(self.datasets[which], local, idx, epoch)
 
     def set_epoch(self, epoch: int) -> None:
         """Forward the epoch to every dataset."""
@@ -80,10 +90,11 @@ class RepeatDataset:
         self.CLASSES = getattr(dataset, "CLASSES", None)
         self._ori_len = len(dataset)
 
-    def __getitem__(self, idx: int) -> Any:
+    def __getitem__(self, idx: int | tuple[int, int]) -> Any:
+        idx, epoch = _split(idx)
         if not 0 <= idx < len(self):
             raise IndexError(f"index {idx} out of range for RepeatDataset of length {len(self)}")
-        return _get_item(self.dataset, idx % self._ori_len, idx)
+        return _get_item(self.dataset, idx % self._ori_len, idx, epoch)
 
     def __len__(self) -> int:
         return self.times * self._ori_len

@@ -83,7 +83,8 @@ def pad_and_stack(
             )
         for d in range(fixed, ndim):
             max_shape[d] = max(max_shape[d], t.shape[d])
-        dtype = torch.promote_types(dtype, t.dtype)
+        if t.dtype != dtype:
+            dtype = torch.promote_types(dtype, t.dtype)
     out = ref.new_full((len(tensors), *max_shape), padding_value, dtype=dtype)
     for i, t in enumerate(tensors):
         out[i][tuple(slice(0, s) for s in t.shape)].copy_(t)

@@ -72,9 +72,6 @@ class DataContainer:
             f"pad_dims={self._pad_dims})"
         )
 
-    def __len__(self) -> int:
-        return len(self._data)
-
     @property
     def data(self) -> Any:
         """The wrapped object."""

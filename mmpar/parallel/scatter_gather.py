@@ -22,9 +22,7 @@ Device = Union[int, str, torch.device]
 def _is_cpu_target(target_gpus: Sequence[Device] | None) -> bool:
     if target_gpus is None or len(target_gpus) == 0:
         return True
-    return list(target_gpus) == [-1] or all(
-        torch.device(_dev(g)).type == "cpu" for g in target_gpus
-    )
+    return all(_dev(g).type == "cpu" for g in target_gpus)
 
 
 def _dev(target: Device | None) -> torch.device:

@@ -1,1 +1,145 @@
-"""mmpar.runner."""
+"""mmpar.runner: runners, hooks, checkpoints and optimizers (mmcv 1.x public names)."""
+
+from .base_runner import BaseRunner
+from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
+from .checkpoint import (
+    CheckpointError,
+    CorruptCheckpointError,
+    UnsafeCheckpointError,
+    find_latest_checkpoint,
+    get_state_dict,
+    load_checkpoint,
+    load_state_dict,
+    save_checkpoint,
+    weights_to_cpu,
+)
+from .dist_utils import (
+    all_reduce_dict,
+    barrier,
+    broadcast_object,
+    collect_results,
+    get_dist_info,
+    init_dist,
+    master_only,
+)
+from .epoch_based_runner import EpochBasedRunner, Runner
+from .hooks import HOOKS, Hook
+from .hooks.checkpoint import CheckpointHook
+from .hooks.early_stopping import EarlyStoppingHook
+from .hooks.ema import EMAHook
+from .hooks.evaluation import DistEvalHook, EvalHook
+from .hooks.iter_timer import IterTimerHook
+from .hooks.logger.base import LoggerHook
+from .hooks.logger.tensorboard import TensorboardLoggerHook
+from .hooks.logger.text import TextLoggerHook
+from .hooks.lr_updater import (
+    CosineAnnealingLrUpdaterHook,
+    CosineRestartLrUpdaterHook,
+    CyclicLrUpdaterHook,
+    ExpLrUpdaterHook,
+    FixedLrUpdaterHook,
+    FlatCosineAnnealingLrUpdaterHook,
+    InvLrUpdaterHook,
+    LinearAnnealingLrUpdaterHook,
+    LrUpdaterHook,
+    OneCycleLrUpdaterHook,
+    PolyLrUpdaterHook,
+    StepLrUpdaterHook,
+)
+from .hooks.momentum_updater import (
+    CosineAnnealingMomentumUpdaterHook,
+    CyclicMomentumUpdaterHook,
+    LinearAnnealingMomentumUpdaterHook,
+    MomentumUpdaterHook,
+    OneCycleMomentumUpdaterHook,
+    StepMomentumUpdaterHook,
+)
+from .hooks.nan_guard import NanGuardHook
+from .hooks.optimizer import Fp16OptimizerHook, GradientCumulativeOptimizerHook, OptimizerHook
+from .hooks.profiler import ProfilerHook
+from .hooks.sampler_seed import DistSamplerSeedHook
+from .iter_based_runner import IterBasedRunner, IterLoader
+from .log_buffer import LogBuffer
+from .optimizer import (
+    OPTIMIZER_BUILDERS,
+    OPTIMIZERS,
+    DefaultOptimizerConstructor,
+    build_optimizer,
+    build_optimizer_constructor,
+)
+from .priority import Priority, get_priority
+from .utils import get_host_info, get_time_str, set_random_seed
+
+__all__ = [
+    "LrUpdaterHook",
+    "FixedLrUpdaterHook",
+    "StepLrUpdaterHook",
+    "ExpLrUpdaterHook",
+    "PolyLrUpdaterHook",
+    "InvLrUpdaterHook",
+    "CosineAnnealingLrUpdaterHook",
+    "FlatCosineAnnealingLrUpdaterHook",
+    "CosineRestartLrUpdaterHook",
+    "CyclicLrUpdaterHook",
+    "OneCycleLrUpdaterHook",
+    "LinearAnnealingLrUpdaterHook",
+    "MomentumUpdaterHook",
+    "StepMomentumUpdaterHook",
+    "CosineAnnealingMomentumUpdaterHook",
+    "LinearAnnealingMomentumUpdaterHook",
+    "CyclicMomentumUpdaterHook",
+    "OneCycleMomentumUpdaterHook",
+    "init_dist",
+    "get_dist_info",
+    "master_only",
+    "barrier",
+    "all_reduce_dict",
+    "broadcast_object",
+    "collect_results",
+    "TextLoggerHook",
+    "TensorboardLoggerHook",
+    "ProfilerHook",
+    "LoggerHook",
+    "EvalHook",
+    "EarlyStoppingHook",
+    "EMAHook",
+    "DistEvalHook",
+    "BaseRunner",
+    "CheckpointError",
+    "CheckpointHook",
+    "CorruptCheckpointError",
+    "DefaultOptimizerConstructor",
+    "DefaultRunnerConstructor",
+    "DistSamplerSeedHook",
+    "EpochBasedRunner",
+    "Fp16OptimizerHook",
+    "GradientCumulativeOptimizerHook",
+    "HOOKS",
+    "Hook",
+    "IterBasedRunner",
+    "IterLoader",
+    "IterTimerHook",
+    "LogBuffer",
+    "NanGuardHook",
+    "OPTIMIZERS",
+    "OPTIMIZER_BUILDERS",
+    "OptimizerHook",
+    "Priority",
+    "RUNNERS",
+    "RUNNER_BUILDERS",
+    "Runner",
+    "UnsafeCheckpointError",
+    "build_optimizer",
+    "build_optimizer_constructor",
+    "build_runner",
+    "find_latest_checkpoint",
+    "get_host_info",
+    "get_priority",
+    "get_state_dict",
+    "get_time_str",
+    "load_checkpoint",
+    "load_state_dict",
+    "save_checkpoint",
+    "set_random_seed",
+    "weights_to_cpu",
+]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional
+from typing import Any
 
 from mmpar.utils.registry import Registry
 
-RUNNERS = Registry('runner')
-RUNNER_BUILDERS = Registry('runner builder')
+RUNNERS = Registry("runner")
+RUNNER_BUILDERS = Registry("runner builder")
 
 
 @RUNNER_BUILDERS.register_module()
@@ -20,9 +20,9 @@ class DefaultRunnerConstructor:
         default_args: Arguments the config does not set (model, optimizer, work_dir, ...).
     """
 
-    def __init__(self, runner_cfg: dict, default_args: Optional[dict] = None) -> None:
+    def __init__(self, runner_cfg: dict, default_args: dict | None = None) -> None:
         if not isinstance(runner_cfg, dict):
-            raise TypeError(f'runner_cfg must be a dict, but got {type(runner_cfg).__name__}')
+            raise TypeError(f"runner_cfg must be a dict, but got {type(runner_cfg).__name__}")
         self.runner_cfg = runner_cfg
         self.default_args = default_args
 
@@ -36,7 +36,7 @@ def build_runner_constructor(cfg: dict) -> Any:
     return RUNNER_BUILDERS.build(cfg)
 
 
-def build_runner(cfg: dict, default_args: Optional[dict] = None) -> Any:
+def build_runner(cfg: dict, default_args: dict | None = None) -> Any:
     """Build a runner from a config dict.
 
     Args:
@@ -49,10 +49,10 @@ def build_runner(cfg: dict, default_args: Optional[dict] = None) -> Any:
         The runner.
     """
     if not isinstance(cfg, dict):
-        raise TypeError(f'runner config must be a dict, but got {type(cfg).__name__}')
+        raise TypeError(f"runner config must be a dict, but got {type(cfg).__name__}")
     runner_cfg = copy.deepcopy(cfg)
-    constructor_type = runner_cfg.pop('constructor', 'DefaultRunnerConstructor')
+    constructor_type = runner_cfg.pop("constructor", "DefaultRunnerConstructor")
     constructor = build_runner_constructor(
-        {'type': constructor_type, 'runner_cfg': runner_cfg, 'default_args': default_args}
+        {"type": constructor_type, "runner_cfg": runner_cfg, "default_args": default_args}
     )
     return constructor()

@@ -18,36 +18,28 @@ import time
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import torch
 import torch.nn as nn
 from torch.optim import Optimizer
 
+from mmpar.parallel import is_module_wrapper
 from mmpar.version import __version__
 
-try:
-    from mmpar.parallel import is_module_wrapper
-except ImportError:  # TODO(lead): mmpar.parallel is written in parallel; drop this fallback
-
-    def is_module_wrapper(module: nn.Module) -> bool:
-        """Fallback: torch's own wrappers only."""
-        return isinstance(module, (nn.DataParallel, nn.parallel.DistributedDataParallel))
-
-
 __all__ = [
-    'CheckpointError',
-    'CorruptCheckpointError',
-    'UnsafeCheckpointError',
-    'find_latest_checkpoint',
-    'get_state_dict',
-    'load_checkpoint',
-    'load_state_dict',
-    'save_checkpoint',
-    'weights_to_cpu',
+    "CheckpointError",
+    "CorruptCheckpointError",
+    "UnsafeCheckpointError",
+    "find_latest_checkpoint",
+    "get_state_dict",
+    "load_checkpoint",
+    "load_state_dict",
+    "save_checkpoint",
+    "weights_to_cpu",
 ]
 
-_logger = logging.getLogger('mmpar')
+_logger = logging.getLogger("mmpar")
 
 
 class CheckpointError(RuntimeError):
@@ -89,16 +81,16 @@ def get_state_dict(model: nn.Module) -> OrderedDict:
     """
     model = _unwrap(model)
     wrapped_prefixes = [
-        f'{name}.' for name, mod in model.named_modules() if name and is_module_wrapper(mod)
+        f"{name}." for name, mod in model.named_modules() if name and is_module_wrapper(mod)
     ]
     state = model.state_dict()
     out: OrderedDict = OrderedDict()
     for key, value in state.items():
         for prefix in wrapped_prefixes:
-            if key.startswith(prefix + 'module.'):
-                key = prefix + key[len(prefix) + len('module.') :]
+            if key.startswith(prefix + "module."):
+                key = prefix + key[len(prefix) + len("module.") :]
         out[key] = value.detach().cpu() if isinstance(value, torch.Tensor) else value
-    metadata = getattr(state, '_metadata', None)
+    metadata = getattr(state, "_metadata", None)
     if metadata is not None:
         out._metadata = metadata  # type: ignore[attr-defined]
     return out
@@ -109,7 +101,7 @@ def _atomic_path(filename: str) -> Iterator[str]:
     """Yield a temp path next to ``filename``; on success move it into place durably."""
     dirname = os.path.dirname(os.path.abspath(filename))
     os.makedirs(dirname, exist_ok=True)
-    tmp = os.path.join(dirname, f'.{os.path.basename(filename)}.tmp.{os.getpid()}')
+    tmp = os.path.join(dirname, f".{os.path.basename(filename)}.tmp.{os.getpid()}")
     try:
         yield tmp
         os.replace(tmp, filename)
@@ -122,7 +114,7 @@ def _atomic_path(filename: str) -> Iterator[str]:
 
 def _fsync_dir(dirname: str) -> None:
     # Make the rename itself durable; directories cannot be opened this way on Windows.
-    if os.name != 'posix':
+    if os.name != "posix":
         return
     fd = os.open(dirname, os.O_RDONLY)
     try:
@@ -135,8 +127,8 @@ def save_checkpoint(
     model: nn.Module,
     filename: str,
     optimizer: Union[Optimizer, dict, None] = None,
-    meta: Optional[dict] = None,
-    extra_state: Optional[dict] = None,
+    meta: dict | None = None,
+    extra_state: dict | None = None,
 ) -> None:
     """Save a checkpoint atomically: readers see the old file or the complete new one.
 
@@ -153,34 +145,34 @@ def save_checkpoint(
     if meta is None:
         meta = {}
     elif not isinstance(meta, dict):
-        raise TypeError(f'meta must be a dict or None, but got {type(meta).__name__}')
+        raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
     meta = dict(meta, mmpar_version=__version__, time=time.asctime())
-    checkpoint: dict[str, Any] = {'meta': meta, 'state_dict': get_state_dict(model)}
+    checkpoint: dict[str, Any] = {"meta": meta, "state_dict": get_state_dict(model)}
     if isinstance(optimizer, Optimizer):
-        checkpoint['optimizer'] = weights_to_cpu(optimizer.state_dict())
+        checkpoint["optimizer"] = weights_to_cpu(optimizer.state_dict())
     elif isinstance(optimizer, dict):
-        checkpoint['optimizer'] = {k: weights_to_cpu(o.state_dict()) for k, o in optimizer.items()}
+        checkpoint["optimizer"] = {k: weights_to_cpu(o.state_dict()) for k, o in optimizer.items()}
     elif optimizer is not None:
         raise TypeError(
-            f'optimizer must be an Optimizer, a dict of them or None, got {type(optimizer)}'
+            f"optimizer must be an Optimizer, a dict of them or None, got {type(optimizer)}"
         )
     if extra_state is not None:
-        checkpoint['mmpar_state'] = weights_to_cpu(extra_state)
+        checkpoint["mmpar_state"] = weights_to_cpu(extra_state)
     with _atomic_path(filename) as tmp:
-        with open(tmp, 'wb') as f:
+        with open(tmp, "wb") as f:
             torch.save(checkpoint, f)
             f.flush()
             os.fsync(f.fileno())
 
 
-def update_latest_link(out_dir: str, filename: str, link_name: str = 'latest.pth') -> str:
+def update_latest_link(out_dir: str, filename: str, link_name: str = "latest.pth") -> str:
     """Point ``out_dir/link_name`` at ``out_dir/filename`` atomically; copy where links fail.
 
     Returns:
         The path of the link (or copy).
     """
     dst = os.path.join(out_dir, link_name)
-    tmp = os.path.join(out_dir, f'.{link_name}.tmp.{os.getpid()}')
+    tmp = os.path.join(out_dir, f".{link_name}.tmp.{os.getpid()}")
     with contextlib.suppress(FileNotFoundError):
         os.remove(tmp)
     try:
@@ -197,22 +189,22 @@ def _numpy_safe_globals() -> list:
     import numpy as np
 
     allowed: list = [np.dtype]
-    for mod_name in ('numpy._core.multiarray', 'numpy.core.multiarray'):
+    for mod_name in ("numpy._core.multiarray", "numpy.core.multiarray"):
         with contextlib.suppress(Exception):
-            module = __import__(mod_name, fromlist=['scalar'])
+            module = __import__(mod_name, fromlist=["scalar"])
             allowed.append(module.scalar)
             break
-    dtypes = getattr(np, 'dtypes', None)
+    dtypes = getattr(np, "dtypes", None)
     if dtypes is not None:
-        allowed += [getattr(dtypes, n) for n in dir(dtypes) if n.endswith('DType')]
+        allowed += [getattr(dtypes, n) for n in dir(dtypes) if n.endswith("DType")]
     return allowed
 
 
 def _torch_load(filename: Any, map_location: Any, weights_only: bool, mmap: bool = False) -> Any:
-    kwargs: dict[str, Any] = {'map_location': map_location, 'weights_only': weights_only}
+    kwargs: dict[str, Any] = {"map_location": map_location, "weights_only": weights_only}
     if mmap:
-        kwargs['mmap'] = True
-    safe = getattr(torch.serialization, 'safe_globals', None)
+        kwargs["mmap"] = True
+    safe = getattr(torch.serialization, "safe_globals", None)
     if weights_only and safe is not None:
         with safe(_numpy_safe_globals()):
             return torch.load(filename, **kwargs)
@@ -221,18 +213,16 @@ def _torch_load(filename: Any, map_location: Any, weights_only: bool, mmap: bool
 
 def _is_refusal(err: BaseException) -> bool:
     msg = str(err)
-    return 'Weights only load failed' in msg and ('global' in msg.lower())
+    return "Weights only load failed" in msg and ("global" in msg.lower())
 
 
-def _load_local(
-    filename: str, map_location: Any, weights_only: bool, mmap: bool = False
-) -> Any:
+def _load_local(filename: str, map_location: Any, weights_only: bool, mmap: bool = False) -> Any:
     if not os.path.isfile(filename):
         raise FileNotFoundError(f'checkpoint file "{filename}" does not exist')
     if not weights_only:
         warnings.warn(
             f'Loading "{filename}" with weights_only=False unpickles arbitrary Python objects and '
-            'can run code from the file; only do this for checkpoints you trust.',
+            "can run code from the file; only do this for checkpoints you trust.",
             stacklevel=3,
         )
     try:
@@ -241,20 +231,20 @@ def _load_local(
         if weights_only and _is_refusal(err):
             raise UnsafeCheckpointError(
                 f'Refused to load "{filename}": it contains Python objects that are not plain '
-                'tensors/containers, and unpickling them could run code (weights_only=True). '
-                'If you trust this file, pass weights_only=False to load_checkpoint / '
-                f'runner.resume / runner.load_checkpoint. Details: {err}'
+                "tensors/containers, and unpickling them could run code (weights_only=True). "
+                "If you trust this file, pass weights_only=False to load_checkpoint / "
+                f"runner.resume / runner.load_checkpoint. Details: {err}"
             ) from err
         raise CorruptCheckpointError(
             f'"{filename}" is not a valid checkpoint, truncated or corrupt (or not a PyTorch '
-            f'file): {str(err).splitlines()[-1] if str(err) else err!r}'
+            f"file): {str(err).splitlines()[-1] if str(err) else err!r}"
         ) from err
     except (RuntimeError, EOFError, ValueError, OSError) as err:
         if isinstance(err, FileNotFoundError):
             raise
         raise CorruptCheckpointError(
             f'"{filename}" is not a valid checkpoint, truncated or corrupt: '
-            f'{str(err).splitlines()[0] if str(err) else type(err).__name__}'
+            f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
         ) from err
 
 
@@ -264,33 +254,35 @@ def _torchvision_url(name: str) -> str:
     try:
         weights = get_model_weights(name)
     except (ValueError, KeyError) as err:
-        raise ValueError(f'"torchvision://{name}": torchvision has no model named "{name}"') from err
+        raise ValueError(
+            f'"torchvision://{name}": torchvision has no model named "{name}"'
+        ) from err
     # mmcv 1.x mapped these names to torchvision's original ImageNet weights.
-    chosen = getattr(weights, 'IMAGENET1K_V1', None) or weights.DEFAULT
+    chosen = getattr(weights, "IMAGENET1K_V1", None) or weights.DEFAULT
     return chosen.url
 
 
 def _load_checkpoint(
     filename: str,
-    map_location: Any = 'cpu',
-    logger: Optional[logging.Logger] = None,
+    map_location: Any = "cpu",
+    logger: logging.Logger | None = None,
     weights_only: bool = True,
 ) -> Any:
     """Load a checkpoint object from a local path or ``torchvision://<model>``."""
     if not isinstance(filename, (str, os.PathLike)):
-        raise TypeError(f'filename must be a path or URL string, got {type(filename).__name__}')
+        raise TypeError(f"filename must be a path or URL string, got {type(filename).__name__}")
     filename = os.fspath(filename)
-    if filename.startswith('torchvision://'):
-        url = _torchvision_url(filename[len('torchvision://') :])
-        (logger or _logger).info(f'load {filename} from {url}')
-        hub_kwargs: dict[str, Any] = {'map_location': map_location}
-        if 'weights_only' in inspect.signature(torch.hub.load_state_dict_from_url).parameters:
-            hub_kwargs['weights_only'] = weights_only
+    if filename.startswith("torchvision://"):
+        url = _torchvision_url(filename[len("torchvision://") :])
+        (logger or _logger).info(f"load {filename} from {url}")
+        hub_kwargs: dict[str, Any] = {"map_location": map_location}
+        if "weights_only" in inspect.signature(torch.hub.load_state_dict_from_url).parameters:
+            hub_kwargs["weights_only"] = weights_only
         return torch.hub.load_state_dict_from_url(url, **hub_kwargs)
-    if '://' in filename:
+    if "://" in filename:
         raise ValueError(
             f'unsupported checkpoint location "{filename}": use a local path or '
-            'torchvision://<model name>'
+            "torchvision://<model name>"
         )
     return _load_local(filename, map_location, weights_only)
 
@@ -299,7 +291,7 @@ def load_state_dict(
     module: nn.Module,
     state_dict: dict,
     strict: bool = False,
-    logger: Optional[logging.Logger] = None,
+    logger: logging.Logger | None = None,
 ) -> dict:
     """Load ``state_dict`` into ``module``, reporting missing, unexpected and mis-shaped keys.
 
@@ -329,30 +321,30 @@ def load_state_dict(
             and value.shape != own[key].shape
         ):
             shape_mismatch.append(
-                f'{key}: checkpoint {tuple(value.shape)} vs model {tuple(own[key].shape)}'
+                f"{key}: checkpoint {tuple(value.shape)} vs model {tuple(own[key].shape)}"
             )
             continue
         filtered[key] = value
-    metadata = getattr(state_dict, '_metadata', None)
+    metadata = getattr(state_dict, "_metadata", None)
     if metadata is not None:
         filtered._metadata = metadata  # type: ignore[attr-defined]
     result = module.load_state_dict(filtered, strict=False)
     # BatchNorm's num_batches_tracked is often absent from older checkpoints; not worth a warning.
-    missing = [k for k in result.missing_keys if not k.endswith('num_batches_tracked')]
+    missing = [k for k in result.missing_keys if not k.endswith("num_batches_tracked")]
     report = {
-        'missing_keys': missing,
-        'unexpected_keys': list(result.unexpected_keys),
-        'shape_mismatch': shape_mismatch,
+        "missing_keys": missing,
+        "unexpected_keys": list(result.unexpected_keys),
+        "shape_mismatch": shape_mismatch,
     }
     lines = []
-    if report['unexpected_keys']:
-        lines.append('unexpected key in source state_dict: ' + ', '.join(report['unexpected_keys']))
+    if report["unexpected_keys"]:
+        lines.append("unexpected key in source state_dict: " + ", ".join(report["unexpected_keys"]))
     if missing:
-        lines.append('missing keys in source state_dict: ' + ', '.join(missing))
+        lines.append("missing keys in source state_dict: " + ", ".join(missing))
     if shape_mismatch:
-        lines.append('size mismatch (skipped): ' + '; '.join(shape_mismatch))
+        lines.append("size mismatch (skipped): " + "; ".join(shape_mismatch))
     if lines:
-        msg = 'The model and loaded state dict do not match exactly\n' + '\n'.join(lines)
+        msg = "The model and loaded state dict do not match exactly\n" + "\n".join(lines)
         if strict:
             raise RuntimeError(msg)
         (logger or _logger).warning(msg)
@@ -362,10 +354,10 @@ def load_state_dict(
 def load_checkpoint(
     model: nn.Module,
     filename: str,
-    map_location: Any = 'cpu',
+    map_location: Any = "cpu",
     strict: bool = False,
-    logger: Optional[logging.Logger] = None,
-    revise_keys: Sequence[tuple[str, str]] = ((r'^module\.', ''),),
+    logger: logging.Logger | None = None,
+    revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     weights_only: bool = True,
 ) -> dict:
     """Load a checkpoint's weights into ``model`` and return the checkpoint dict.
@@ -396,10 +388,12 @@ def load_checkpoint(
         raise CorruptCheckpointError(
             f'"{filename}" holds a {type(checkpoint).__name__}, not a dict with a state_dict'
         )
-    state_dict = checkpoint.get('state_dict', checkpoint)
-    metadata = getattr(state_dict, '_metadata', None)
+    state_dict = checkpoint.get("state_dict", checkpoint)
+    metadata = getattr(state_dict, "_metadata", None)
     for pattern, replacement in revise_keys:
-        state_dict = OrderedDict((re.sub(pattern, replacement, k), v) for k, v in state_dict.items())
+        state_dict = OrderedDict(
+            (re.sub(pattern, replacement, k), v) for k, v in state_dict.items()
+        )
     if metadata is not None:
         state_dict._metadata = metadata  # type: ignore[attr-defined]
     load_state_dict(model, state_dict, strict, logger)
@@ -408,15 +402,15 @@ def load_checkpoint(
 
 def checkpoint_iter(checkpoint: dict) -> int:
     """Return the iteration a checkpoint was saved at (``mmpar_state`` first, then ``meta``)."""
-    state = checkpoint.get('mmpar_state') or {}
-    if 'iter' in state:
-        return int(state['iter'])
-    return int((checkpoint.get('meta') or {}).get('iter', -1))
+    state = checkpoint.get("mmpar_state") or {}
+    if "iter" in state:
+        return int(state["iter"])
+    return int((checkpoint.get("meta") or {}).get("iter", -1))
 
 
 def find_latest_checkpoint(
-    work_dir: str, suffix: str = 'pth', logger: Optional[logging.Logger] = None
-) -> Optional[str]:
+    work_dir: str, suffix: str = "pth", logger: logging.Logger | None = None
+) -> str | None:
     """Return the newest checkpoint in ``work_dir`` that loads, or None if there is none.
 
     Candidates are ``*.<suffix>`` files, ranked by the iteration saved inside them, then by
@@ -429,7 +423,7 @@ def find_latest_checkpoint(
     ranked = []
     for name in sorted(os.listdir(work_dir)):
         path = os.path.join(work_dir, name)
-        if not name.endswith(f'.{suffix}') or name.startswith('.') or not os.path.isfile(path):
+        if not name.endswith(f".{suffix}") or name.startswith(".") or not os.path.isfile(path):
             continue
         real = os.path.realpath(path)
         if real in seen:  # latest.pth symlink and its target
@@ -437,13 +431,13 @@ def find_latest_checkpoint(
         seen.add(real)
         try:
             try:  # mmap: rank by reading only the small parts we need
-                ckpt = _load_local(path, 'cpu', weights_only=True, mmap=True)
+                ckpt = _load_local(path, "cpu", weights_only=True, mmap=True)
             except CorruptCheckpointError:  # legacy (non-zip) files cannot be mmapped
-                ckpt = _load_local(path, 'cpu', weights_only=True)
+                ckpt = _load_local(path, "cpu", weights_only=True)
             if not isinstance(ckpt, dict):
                 raise CorruptCheckpointError(f'"{path}" holds no checkpoint dict')
         except CheckpointError as err:
-            (logger or _logger).warning(f'auto-resume: skipping {path}: {err}')
+            (logger or _logger).warning(f"auto-resume: skipping {path}: {err}")
             continue
         ranked.append((checkpoint_iter(ckpt), os.path.getmtime(real), path))
     if not ranked:

@@ -56,8 +56,9 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
             address from ``scontrol show hostnames``) or ``'mpi'`` (OMPI_COMM_WORLD_RANK, _SIZE,
             _LOCAL_RANK plus MASTER_ADDR).
         backend: ``'nccl'``/``'gloo'``/...; default nccl with CUDA, gloo without.
-        **kwargs: ``port`` (slurm/mpi only: master port, overriding MASTER_PORT; default
-            29500); everything else goes to ``torch.distributed.init_process_group``.
+        **kwargs: ``port`` (slurm/mpi: master port, overriding MASTER_PORT, default 29500;
+            ignored under torchrun, whose ``--master_port`` decides); everything else goes to
+            ``torch.distributed.init_process_group`` (e.g. ``timeout``).
 
     Raises:
         ValueError: Unknown launcher.
@@ -80,7 +81,10 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
         _init_mpi(backend, **kwargs)
 
 
-def _init_pytorch(backend: str, **kwargs: Any) -> None:
+def _init_pytorch(backend: str, port: int | None = None, **kwargs: Any) -> None:
+    # ``port`` (kept in configs written for slurm) is ignored: torchrun's --master_port
+    # already fixed MASTER_PORT for every rank, and changing it here would split the job.
+    del port
     env = _require_env(
         "pytorch",
         ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"),

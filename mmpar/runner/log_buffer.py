@@ -46,9 +46,11 @@ class LogBuffer:
             TypeError: ``vars`` is not a dict.
         """
         if not isinstance(vars, dict):
-            raise TypeError(f'LogBuffer.update expects a dict of scalars, got {type(vars).__name__}')
+            raise TypeError(
+                f"LogBuffer.update expects a dict of scalars, got {type(vars).__name__}"
+            )
         for key, var in vars.items():
-            if hasattr(var, 'item'):  # tensors and numpy scalars → python numbers
+            if hasattr(var, "item"):  # tensors and numpy scalars → python numbers
                 var = var.item()
             self.val_history.setdefault(key, []).append(var)
             self.n_history.setdefault(key, []).append(count)
@@ -59,7 +61,7 @@ class LogBuffer:
         The average is weighted by the counts given to :meth:`update`.
         """
         if not isinstance(n, int):
-            raise TypeError(f'n must be an int, got {type(n).__name__}')
+            raise TypeError(f"n must be an int, got {type(n).__name__}")
         for key in self.val_history:
             values = np.array(self.val_history[key][-n:] if n > 0 else self.val_history[key])
             nums = np.array(self.n_history[key][-n:] if n > 0 else self.n_history[key])

@@ -7,7 +7,7 @@ import random
 import socket
 import time
 from getpass import getuser
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -15,9 +15,9 @@ import torch
 
 def get_host_info() -> str:
     """Return ``'user@hostname'`` (parts that cannot be read are left out)."""
-    host = ''
+    host = ""
     try:
-        host = f'{getuser()}@{socket.gethostname()}'
+        host = f"{getuser()}@{socket.gethostname()}"
     except Exception:  # no passwd entry in some containers: keep going without it
         host = socket.gethostname()
     return host
@@ -25,7 +25,7 @@ def get_host_info() -> str:
 
 def get_time_str() -> str:
     """Return the local time as ``YYYYmmdd_HHMMSS`` (used for log and run names)."""
-    return time.strftime('%Y%m%d_%H%M%S', time.localtime())
+    return time.strftime("%Y%m%d_%H%M%S", time.localtime())
 
 
 def set_random_seed(seed: int, deterministic: bool = False, use_rank_shift: bool = False) -> int:
@@ -45,7 +45,7 @@ def set_random_seed(seed: int, deterministic: bool = False, use_rank_shift: bool
     np.random.seed(seed)
     torch.manual_seed(seed)
     torch.cuda.manual_seed_all(seed)
-    os.environ['PYTHONHASHSEED'] = str(seed)
+    os.environ["PYTHONHASHSEED"] = str(seed)
     if deterministic:
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
@@ -60,19 +60,19 @@ def get_rng_state() -> dict:
     """
     np_state = np.random.get_state()
     state: dict[str, Any] = {
-        'python': random.getstate(),
-        'numpy': {
-            'kind': np_state[0],
-            'keys': torch.from_numpy(np_state[1].astype(np.int64)),
-            'pos': int(np_state[2]),
-            'has_gauss': int(np_state[3]),
-            'cached_gaussian': float(np_state[4]),
+        "python": random.getstate(),
+        "numpy": {
+            "kind": np_state[0],
+            "keys": torch.from_numpy(np_state[1].astype(np.int64)),
+            "pos": int(np_state[2]),
+            "has_gauss": int(np_state[3]),
+            "cached_gaussian": float(np_state[4]),
         },
-        'torch': torch.get_rng_state(),
+        "torch": torch.get_rng_state(),
     }
     # Only read CUDA states when CUDA is already in use; reading would initialise it.
     if torch.cuda.is_available() and torch.cuda.is_initialized():
-        state['cuda'] = torch.cuda.get_rng_state_all()
+        state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
@@ -82,24 +82,24 @@ def set_rng_state(state: dict) -> None:
     Raises:
         KeyError: ``state`` lacks one of the python/numpy/torch entries.
     """
-    missing = [k for k in ('python', 'numpy', 'torch') if k not in state]
+    missing = [k for k in ("python", "numpy", "torch") if k not in state]
     if missing:
-        raise KeyError(f'RNG state is missing {missing}; it must come from get_rng_state()')
-    py = state['python']
+        raise KeyError(f"RNG state is missing {missing}; it must come from get_rng_state()")
+    py = state["python"]
     # weights_only loading turns the inner tuple into a list; random.setstate needs tuples.
     random.setstate((py[0], tuple(py[1]), py[2]))
-    npy = state['numpy']
+    npy = state["numpy"]
     np.random.set_state(
         (
-            npy['kind'],
-            npy['keys'].numpy().astype(np.uint32),
-            npy['pos'],
-            npy['has_gauss'],
-            npy['cached_gaussian'],
+            npy["kind"],
+            npy["keys"].numpy().astype(np.uint32),
+            npy["pos"],
+            npy["has_gauss"],
+            npy["cached_gaussian"],
         )
     )
-    torch.set_rng_state(state['torch'])
-    cuda: Optional[list] = state.get('cuda')
+    torch.set_rng_state(state["torch"])
+    cuda: list | None = state.get("cuda")
     if cuda is not None and torch.cuda.is_available():
         if len(cuda) == torch.cuda.device_count():
             torch.cuda.set_rng_state_all(cuda)

@@ -19,19 +19,19 @@ import re
 import types
 import uuid
 from collections.abc import Iterator
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 from addict import Dict
 
 from .plugins import import_modules_from_strings
 
-BASE_KEY = '_base_'
-DELETE_KEY = '_delete_'
-RESERVED_KEYS = ('filename', 'text', 'pretty_text')
-SUPPORTED_FORMATS = ('.py', '.json', '.yaml', '.yml')
+BASE_KEY = "_base_"
+DELETE_KEY = "_delete_"
+RESERVED_KEYS = ("filename", "text", "pretty_text")
+SUPPORTED_FORMATS = (".py", ".json", ".yaml", ".yml")
 _LINE_WIDTH = 100
 
-PathLike = Union[str, 'os.PathLike[str]']
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 class ConfigError(ValueError):
@@ -62,7 +62,7 @@ class ConfigDict(Dict):
         except KeyError:
             pass
         close = difflib.get_close_matches(name, [str(k) for k in self.keys()], n=3)
-        hint = f' Did you mean: {", ".join(close)}?' if close else ''
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'.{hint}")
 
     def __setitem__(self, name: Any, value: Any) -> None:
@@ -74,7 +74,7 @@ class ConfigDict(Dict):
 
 
 def _to_config_dicts(value: Any) -> Any:
-    """Turn plain dicts (also inside lists/tuples) into ConfigDicts; keep ConfigDicts as they are."""
+    """Turn plain dicts (also inside lists/tuples) into ConfigDicts; keep existing ConfigDicts."""
     if isinstance(value, ConfigDict):
         return value
     if isinstance(value, dict):
@@ -96,12 +96,12 @@ def _to_plain(value: Any) -> Any:
 # Reading files
 
 
-def _check_format(path: str, what: str = 'Config file') -> str:
+def _check_format(path: str, what: str = "Config file") -> str:
     ext = osp.splitext(path)[1].lower()
     if ext not in SUPPORTED_FORMATS:
         raise ConfigError(
             f'{what} "{path}" has the unsupported extension "{ext}"; '
-            f'use one of {", ".join(SUPPORTED_FORMATS)}'
+            f"use one of {', '.join(SUPPORTED_FORMATS)}"
         )
     return ext
 
@@ -112,18 +112,18 @@ def _substitute_predefined_vars(text: str, path: str) -> str:
     basename = osp.basename(path)
     stem, ext = osp.splitext(basename)
     values = {
-        'fileDirname': dirname,
-        'fileBasename': basename,
-        'fileBasenameNoExtension': stem,
-        'fileExtname': ext,
+        "fileDirname": dirname,
+        "fileBasename": basename,
+        "fileBasenameNoExtension": stem,
+        "fileExtname": ext,
     }
     for key, value in values.items():
-        pattern = r'\{\{\s*' + key + r'\s*\}\}'
-        text = re.sub(pattern, lambda _m, v=value: v.replace('\\', '/'), text)
+        pattern = r"\{\{\s*" + key + r"\s*\}\}"
+        text = re.sub(pattern, lambda _m, v=value: v.replace("\\", "/"), text)
     return text
 
 
-_BASE_REF = re.compile(r'([\'"]?)\{\{\s*' + BASE_KEY + r'\.([\w.]+)\s*\}\}\1')
+_BASE_REF = re.compile(r'([\'"]?)\{\{\s*' + BASE_KEY + r"\.([\w.]+)\s*\}\}\1")
 
 
 def _presubstitute_base_refs(text: str) -> tuple[str, dict[str, str]]:
@@ -142,7 +142,7 @@ def _presubstitute_base_refs(text: str) -> tuple[str, dict[str, str]]:
     def _replace(match: re.Match) -> str:
         key = match.group(2)
         if key not in by_key:
-            by_key[key] = f'_mmpar_base_{key.replace(".", "_")}_{uuid.uuid4().hex[:8]}'
+            by_key[key] = f"_mmpar_base_{key.replace('.', '_')}_{uuid.uuid4().hex[:8]}"
             placeholders[by_key[key]] = key
         return f'"{by_key[key]}"'
 
@@ -151,7 +151,7 @@ def _presubstitute_base_refs(text: str) -> tuple[str, dict[str, str]]:
 
 def _lookup_dotted(cfg: Any, key: str) -> Any:
     node = cfg
-    for part in key.split('.'):
+    for part in key.split("."):
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, (list, tuple)) and part.isdigit() and int(part) < len(node):
@@ -171,10 +171,12 @@ def _substitute_base_refs(
         try:
             return copy.deepcopy(_lookup_dotted(base_cfg, key))
         except KeyError:
-            where = f'its _base_ files ({", ".join(base_files)})' if base_files else 'it has no _base_'
+            where = (
+                f"its _base_ files ({', '.join(base_files)})" if base_files else "it has no _base_"
+            )
             raise ConfigError(
                 f'{path}: "{{{{ _base_.{key} }}}}" refers to "{key}", which is not defined '
-                f'({where}); check the key path'
+                f"({where}); check the key path"
             ) from None
 
     def _walk(node: Any) -> Any:
@@ -199,32 +201,32 @@ def _substitute_base_refs(
 def _exec_python(text: str, path: str) -> dict:
     """Run a .py config and collect its public data globals (no modules/functions/classes)."""
     try:
-        code = compile(text, path, 'exec')
+        code = compile(text, path, "exec")
     except SyntaxError as err:
         raise ConfigSyntaxError(
-            f'{path}, line {err.lineno}: invalid Python in config file: {err.msg}',
+            f"{path}, line {err.lineno}: invalid Python in config file: {err.msg}",
             (path, err.lineno, err.offset, err.text),
         ) from err
-    namespace: dict[str, Any] = {'__file__': path, '__name__': '__mmpar_config__'}
+    namespace: dict[str, Any] = {"__file__": path, "__name__": "__mmpar_config__"}
     exec(code, namespace)  # Config files are trusted code, like mmcv's.
     skip = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
     return {
         name: value
         for name, value in namespace.items()
-        if (name == BASE_KEY or not name.startswith('_')) and not isinstance(value, skip)
+        if (name == BASE_KEY or not name.startswith("_")) and not isinstance(value, skip)
     }
 
 
 def _parse_text(text: str, ext: str, path: str) -> dict:
     """Parse config ``text`` of format ``ext``; ``path`` is used in messages."""
-    if ext == '.py':
+    if ext == ".py":
         return _exec_python(text, path)
-    if ext == '.json':
+    if ext == ".json":
         try:
             data = json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as err:
             raise ConfigSyntaxError(
-                f'{path}, line {err.lineno}: invalid JSON in config file: {err.msg}',
+                f"{path}, line {err.lineno}: invalid JSON in config file: {err.msg}",
                 (path, err.lineno, err.colno, None),
             ) from err
     else:
@@ -233,17 +235,17 @@ def _parse_text(text: str, ext: str, path: str) -> dict:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as err:
-            mark = getattr(err, 'problem_mark', None)
+            mark = getattr(err, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
             raise ConfigSyntaxError(
-                f'{path}, line {line}: invalid YAML in config file: {err}',
+                f"{path}, line {line}: invalid YAML in config file: {err}",
                 (path, line, None, None),
             ) from err
         if data is None:
             data = {}
     if not isinstance(data, dict):
         raise ConfigError(
-            f'{path}: a config file must hold a mapping at top level, got {type(data).__name__}'
+            f"{path}: a config file must hold a mapping at top level, got {type(data).__name__}"
         )
     return data
 
@@ -256,7 +258,7 @@ def _strip_delete_keys(value: Any) -> Any:
     return value
 
 
-def merge_dicts(a: dict, b: dict, allow_list_keys: bool = False, _path: str = '') -> dict:
+def merge_dicts(a: dict, b: dict, allow_list_keys: bool = False, _path: str = "") -> dict:
     """Return ``b`` updated recursively with ``a`` (neither is modified).
 
     A dict in ``a`` merges into the dict at the same key of ``b`` unless it sets
@@ -269,10 +271,12 @@ def merge_dicts(a: dict, b: dict, allow_list_keys: bool = False, _path: str = ''
     """
     result = list(b) if isinstance(b, list) else dict(b)
     for key, value in a.items():
-        where = f'{_path}.{key}' if _path else str(key)
+        where = f"{_path}.{key}" if _path else str(key)
         if isinstance(result, list):
             if not (isinstance(key, str) and key.isdigit()):
-                raise ConfigError(f'"{where}": the base value is a list, so "{key}" must be an index')
+                raise ConfigError(
+                    f'"{where}": the base value is a list, so "{key}" must be an index'
+                )
             index = int(key)
             if index >= len(result):
                 raise ConfigError(
@@ -289,8 +293,8 @@ def merge_dicts(a: dict, b: dict, allow_list_keys: bool = False, _path: str = ''
                 if not isinstance(result[key], allowed):
                     raise ConfigError(
                         f'"{where}" is a dict in the new config but a '
-                        f'{type(result[key]).__name__} in the base config; set '
-                        f'{DELETE_KEY}=True in the new dict to replace the base value'
+                        f"{type(result[key]).__name__} in the base config; set "
+                        f"{DELETE_KEY}=True in the new dict to replace the base value"
                     )
                 result[key] = merge_dicts(value, result[key], allow_list_keys, where)
             else:
@@ -304,9 +308,9 @@ def _load_file(path: str, use_predefined_variables: bool, chain: tuple[str, ...]
     """Load ``path`` and its ``_base_`` files; return ``(plain dict, text)``."""
     ext = _check_format(path)
     if path in chain:
-        loop = ' -> '.join(list(chain[chain.index(path) :]) + [path])
-        raise ConfigError(f'_base_ loop: {loop}; a config cannot include itself')
-    with open(path, encoding='utf-8') as f:
+        loop = " -> ".join(list(chain[chain.index(path) :]) + [path])
+        raise ConfigError(f"_base_ loop: {loop}; a config cannot include itself")
+    with open(path, encoding="utf-8") as f:
         text = f.read()
     body = _substitute_predefined_vars(text, path) if use_predefined_variables else text
     return _load_text(body, ext, path, osp.dirname(path), use_predefined_variables, chain, text)
@@ -331,7 +335,7 @@ def _load_text(
     if isinstance(bases, str):
         bases = [bases]
     if not isinstance(bases, (list, tuple)) or not all(isinstance(b, str) for b in bases):
-        raise ConfigError(f'{path}: {BASE_KEY} must be a path or a list of paths, got {bases!r}')
+        raise ConfigError(f"{path}: {BASE_KEY} must be a path or a list of paths, got {bases!r}")
     key_owner: dict[str, str] = {}
     for base in bases:
         base_path = osp.abspath(osp.join(base_dir, osp.expanduser(base)))
@@ -356,7 +360,7 @@ def _load_text(
     if placeholders:
         cfg = _substitute_base_refs(cfg, placeholders, base_cfg, path, base_files)
     merged = merge_dicts(cfg, base_cfg)
-    text = '\n'.join(base_texts + [f'{path}\n{raw_text}'])
+    text = "\n".join(base_texts + [f"{path}\n{raw_text}"])
     return merged, text
 
 
@@ -368,7 +372,7 @@ def _is_identifier(key: Any) -> bool:
     return isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)
 
 
-def _scalar_source(value: Any) -> Optional[str]:
+def _scalar_source(value: Any) -> str | None:
     if isinstance(value, float):
         if math.isnan(value):
             return "float('nan')"
@@ -392,43 +396,63 @@ class _PySourceWriter:
             return scalar
         if isinstance(value, dict):
             if all(_is_identifier(k) for k in value):
-                inner = ', '.join(f'{k}={self.inline(v, f"{where}.{k}")}' for k, v in value.items())
-                return f'dict({inner})'
-            inner = ', '.join(
-                f'{self.inline(k, where)}: {self.inline(v, f"{where}.{k}")}'
+                inner = ", ".join(f"{k}={self.inline(v, f'{where}.{k}')}" for k, v in value.items())
+                return f"dict({inner})"
+            inner = ", ".join(
+                f"{self.inline(k, where)}: {self.inline(v, f'{where}.{k}')}"
                 for k, v in value.items()
             )
-            return '{' + inner + '}'
+            return "{" + inner + "}"
         if isinstance(value, (list, tuple)):
-            items = [self.inline(v, f'{where}.{i}') for i, v in enumerate(value)]
+            items = [self.inline(v, f"{where}.{i}") for i, v in enumerate(value)]
             if isinstance(value, list):
-                return '[' + ', '.join(items) + ']'
-            return '(' + ', '.join(items) + (',)' if len(items) == 1 else ')')
+                return "[" + ", ".join(items) + "]"
+            return "(" + ", ".join(items) + (",)" if len(items) == 1 else ")")
         if isinstance(value, (set, frozenset)) and all(_scalar_source(v) for v in value):
             return repr(value)
-        self.problems.append(f'{where} ({type(value).__name__})')
+        self.problems.append(f"{where} ({type(value).__name__})")
         return repr(value)
 
-    def block(self, value: Any, indent: int, where: str) -> str:
+    def block(self, value: Any, indent: int, where: str, prefix: int = 0) -> str:
+        """Render ``value`` for a line indented by ``indent`` where ``prefix`` chars precede it."""
         text = self.inline(value, where)
-        if indent + len(text) <= _LINE_WIDTH or not isinstance(value, (dict, list, tuple)):
+        if indent + prefix + len(text) + 1 <= _LINE_WIDTH or not isinstance(
+            value, (dict, list, tuple)
+        ):
             return text
-        pad = ' ' * (indent + 4)
+        inner = indent + 4
         if isinstance(value, dict):
             if all(_is_identifier(k) for k in value):
-                lines = [f'{k}={self.block(v, indent + 4, f"{where}.{k}")}' for k, v in value.items()]
-                opener, closer = 'dict(', ')'
-            else:
                 lines = [
-                    f'{self.inline(k, where)}: {self.block(v, indent + 4, f"{where}.{k}")}'
+                    f"{k}={self.block(v, inner, f'{where}.{k}', len(k) + 1)}"
                     for k, v in value.items()
                 ]
-                opener, closer = '{', '}'
+                opener, closer = "dict(", ")"
+            else:
+                lines = []
+                for k, v in value.items():
+                    key = self.inline(k, where)
+                    lines.append(f"{key}: {self.block(v, inner, f'{where}.{k}', len(key) + 2)}")
+                opener, closer = "{", "}"
         else:
-            lines = [self.block(v, indent + 4, f'{where}.{i}') for i, v in enumerate(value)]
-            opener, closer = ('[', ']') if isinstance(value, list) else ('(', ')')
-        body = ''.join(f'{pad}{line},\n' for line in lines)
-        return f'{opener}\n{body}{" " * indent}{closer}'
+            opener, closer = ("[", "]") if isinstance(value, list) else ("(", ")")
+            if all(_scalar_source(v) is not None for v in value):
+                lines = self._fill([_scalar_source(v) for v in value], inner)
+            else:
+                lines = [self.block(v, inner, f"{where}.{i}") for i, v in enumerate(value)]
+        body = "".join(f"{' ' * inner}{line},\n" for line in lines)
+        return f"{opener}\n{body}{' ' * indent}{closer}"
+
+    @staticmethod
+    def _fill(items: list[str], indent: int) -> list[str]:
+        """Pack scalar items into as few lines as fit the width."""
+        lines: list[str] = []
+        for item in items:
+            if lines and indent + len(lines[-1]) + len(item) + 3 <= _LINE_WIDTH:
+                lines[-1] += f", {item}"
+            else:
+                lines.append(item)
+        return lines
 
 
 def _python_source(cfg: dict) -> tuple[str, list[str]]:
@@ -436,10 +460,10 @@ def _python_source(cfg: dict) -> tuple[str, list[str]]:
     lines = []
     for key, value in cfg.items():
         if not _is_identifier(key):
-            writer.problems.append(f'{key!r} (not a Python identifier)')
+            writer.problems.append(f"{key!r} (not a Python identifier)")
             continue
-        lines.append(f'{key} = {writer.block(value, len(key) + 3, key)}')
-    return '\n'.join(lines) + ('\n' if lines else ''), writer.problems
+        lines.append(f"{key} = {writer.block(value, 0, key, len(key) + 3)}")
+    return "\n".join(lines) + ("\n" if lines else ""), writer.problems
 
 
 # ----------------------------------------------------------------------------------------------
@@ -465,30 +489,30 @@ class Config:
 
     def __init__(
         self,
-        cfg_dict: Optional[dict] = None,
-        cfg_text: Optional[str] = None,
-        filename: Optional[PathLike] = None,
+        cfg_dict: dict | None = None,
+        cfg_text: str | None = None,
+        filename: PathLike | None = None,
     ) -> None:
         if cfg_dict is None:
             cfg_dict = {}
         elif not isinstance(cfg_dict, dict):
-            raise TypeError(f'cfg_dict must be a dict, but got {type(cfg_dict).__name__}')
+            raise TypeError(f"cfg_dict must be a dict, but got {type(cfg_dict).__name__}")
         for key in cfg_dict:
             if key in RESERVED_KEYS:
                 raise KeyError(
                     f'"{key}" is reserved for Config attributes ({", ".join(RESERVED_KEYS)}); '
-                    f'rename this top-level key'
+                    f"rename this top-level key"
                 )
         filename = os.fspath(filename) if filename is not None else None
         if cfg_text is None:
             if filename is not None and osp.isfile(filename):
-                with open(filename, encoding='utf-8') as f:
+                with open(filename, encoding="utf-8") as f:
                     cfg_text = f.read()
             else:
-                cfg_text = ''
-        object.__setattr__(self, '_cfg_dict', ConfigDict(cfg_dict))
-        object.__setattr__(self, '_filename', filename)
-        object.__setattr__(self, '_text', cfg_text)
+                cfg_text = ""
+        object.__setattr__(self, "_cfg_dict", ConfigDict(cfg_dict))
+        object.__setattr__(self, "_filename", filename)
+        object.__setattr__(self, "_text", cfg_text)
 
     # -- construction ---------------------------------------------------------------------
 
@@ -533,13 +557,13 @@ class Config:
         ``_base_`` paths are resolved relative to the current directory; the predefined
         ``{{ fileDirname }}``-style variables are not available (there is no file).
         """
-        ext = file_format if file_format.startswith('.') else f'.{file_format}'
+        ext = file_format if file_format.startswith(".") else f".{file_format}"
         if ext.lower() not in SUPPORTED_FORMATS:
             raise ConfigError(
                 f'Unsupported config format "{file_format}"; use one of '
-                f'{", ".join(SUPPORTED_FORMATS)}'
+                f"{', '.join(SUPPORTED_FORMATS)}"
             )
-        label = f'<config string ({ext})>'
+        label = f"<config string ({ext})>"
         cfg_dict, _ = _load_text(cfg_str, ext.lower(), label, os.getcwd(), True, (), cfg_str)
         if import_custom_modules:
             _import_custom(cfg_dict, label)
@@ -553,7 +577,7 @@ class Config:
     # -- properties -----------------------------------------------------------------------
 
     @property
-    def filename(self) -> Optional[str]:
+    def filename(self) -> str | None:
         """Absolute path of the file the config was loaded from (None if not from a file)."""
         return self._filename
 
@@ -571,7 +595,7 @@ class Config:
         """
         return _python_source(self._cfg_dict.to_dict())[0]
 
-    def dump(self, file: Optional[PathLike] = None) -> Optional[str]:
+    def dump(self, file: PathLike | None = None) -> str | None:
         """Write the config to ``file`` (format from its extension) or return it as text.
 
         Without ``file`` the text is in the format of :attr:`filename` (Python by default).
@@ -581,33 +605,33 @@ class Config:
             ConfigError: Unsupported extension, or a value the format cannot represent.
         """
         if file is None:
-            ext = osp.splitext(self._filename)[1].lower() if self._filename else '.py'
-            return self._dumps(ext if ext in SUPPORTED_FORMATS else '.py', '<string>')
+            ext = osp.splitext(self._filename)[1].lower() if self._filename else ".py"
+            return self._dumps(ext if ext in SUPPORTED_FORMATS else ".py", "<string>")
         file = os.fspath(file)
-        text = self._dumps(_check_format(file, what='Dump file'), file)
-        with open(file, 'w', encoding='utf-8') as f:
+        text = self._dumps(_check_format(file, what="Dump file"), file)
+        with open(file, "w", encoding="utf-8") as f:
             f.write(text)
         return None
 
     def _dumps(self, ext: str, target: str) -> str:
         cfg = self._cfg_dict.to_dict()
-        if ext == '.py':
+        if ext == ".py":
             text, problems = _python_source(cfg)
             if problems:
                 raise ConfigError(
-                    f'Cannot dump the config to Python ({target}): no literal form for '
-                    f'{", ".join(problems)}'
+                    f"Cannot dump the config to Python ({target}): no literal form for "
+                    f"{', '.join(problems)}"
                 )
             return text
         try:
-            if ext == '.json':
-                return json.dumps(cfg, indent=4) + '\n'
+            if ext == ".json":
+                return json.dumps(cfg, indent=4) + "\n"
             import yaml
 
             return yaml.safe_dump(cfg, sort_keys=False, default_flow_style=False)
         except Exception as err:  # json TypeError / yaml RepresenterError
             raise ConfigError(
-                f'Cannot dump the config to {ext[1:].upper()} ({target}): {err}'
+                f"Cannot dump the config to {ext[1:].upper()} ({target}): {err}"
             ) from err
 
     # -- updates --------------------------------------------------------------------------
@@ -627,16 +651,16 @@ class Config:
                 not a dict/list, or indexes past the end of a list. Nothing is changed then.
         """
         if not isinstance(options, dict):
-            raise TypeError(f'options must be a dict, but got {type(options).__name__}')
+            raise TypeError(f"options must be a dict, but got {type(options).__name__}")
         cfg = copy.deepcopy(self._cfg_dict)
         for full_key, value in options.items():
             _set_dotted(cfg, full_key, value, allow_list_keys)
-        object.__setattr__(self, '_cfg_dict', cfg)
+        object.__setattr__(self, "_cfg_dict", cfg)
 
     # -- mapping protocol -----------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith('__') or name in ('_cfg_dict', '_filename', '_text'):
+        if name.startswith("__") or name in ("_cfg_dict", "_filename", "_text"):
             raise AttributeError(name)  # not set up yet (e.g. during unpickling)
         return getattr(self._cfg_dict, name)
 
@@ -664,16 +688,16 @@ class Config:
         return name in self._cfg_dict
 
     def __repr__(self) -> str:
-        return f'Config (path: {self._filename}): {self._cfg_dict.to_dict()!r}'
+        return f"Config (path: {self._filename}): {self._cfg_dict.to_dict()!r}"
 
     def __getstate__(self) -> tuple:
         return self._cfg_dict, self._filename, self._text
 
     def __setstate__(self, state: tuple) -> None:
         cfg_dict, filename, text = state
-        object.__setattr__(self, '_cfg_dict', cfg_dict)
-        object.__setattr__(self, '_filename', filename)
-        object.__setattr__(self, '_text', text)
+        object.__setattr__(self, "_cfg_dict", cfg_dict)
+        object.__setattr__(self, "_filename", filename)
+        object.__setattr__(self, "_text", text)
 
     def __copy__(self) -> Config:
         other = type(self).__new__(type(self))
@@ -688,19 +712,19 @@ class Config:
 
 
 def _import_custom(cfg_dict: dict, source: str) -> None:
-    spec = cfg_dict.get('custom_imports')
+    spec = cfg_dict.get("custom_imports")
     if not spec:
         return
-    if not isinstance(spec, dict) or 'imports' not in spec:
+    if not isinstance(spec, dict) or "imports" not in spec:
         raise ConfigError(
-            f'{source}: custom_imports must be dict(imports=[...], allow_failed_imports=False), '
-            f'got {spec!r}'
+            f"{source}: custom_imports must be dict(imports=[...], allow_failed_imports=False), "
+            f"got {spec!r}"
         )
-    unknown = set(spec) - {'imports', 'allow_failed_imports'}
+    unknown = set(spec) - {"imports", "allow_failed_imports"}
     if unknown:
-        raise ConfigError(f'{source}: unknown custom_imports keys {sorted(unknown)}')
+        raise ConfigError(f"{source}: unknown custom_imports keys {sorted(unknown)}")
     import_modules_from_strings(
-        spec['imports'], spec.get('allow_failed_imports', False), source=source
+        spec["imports"], spec.get("allow_failed_imports", False), source=source
     )
 
 
@@ -712,16 +736,16 @@ def _merges_into(value: Any, target: Any) -> bool:
 def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: bool) -> None:
     """Set ``cfg[a][b][c] = value`` for ``full_key='a.b.c'`` (see ``merge_from_dict``)."""
     if not isinstance(full_key, str):
-        raise ConfigOptionError(f'Option key {full_key!r} must be a str')
-    parts = full_key.split('.')
-    if any(part == '' for part in parts):
+        raise ConfigOptionError(f"Option key {full_key!r} must be a str")
+    parts = full_key.split(".")
+    if any(part == "" for part in parts):
         raise ConfigOptionError(
             f'Malformed option key "{full_key}": empty part; use dotted names like "a.b.c"'
         )
     node: Any = cfg
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
-        here = '.'.join(parts[: depth + 1])
+        here = ".".join(parts[: depth + 1])
         if isinstance(node, dict):
             if last:
                 if _merges_into(value, node.get(part)):
@@ -735,7 +759,7 @@ def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: boo
             if not part.isdigit():
                 raise ConfigOptionError(
                     f'Option "{full_key}": "{".".join(parts[:depth])}" is a list, so "{part}" '
-                    f'must be an index'
+                    f"must be an index"
                 )
             index = int(part)
             if index >= len(node):
@@ -750,11 +774,11 @@ def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: boo
                 return
             node = node[index]
         else:
-            parent = '.'.join(parts[:depth])
+            parent = ".".join(parts[:depth])
             raise ConfigOptionError(
                 f'Option "{full_key}": cannot set "{here}" because "{parent}" is a '
-                f'{type(node).__name__} ({node!r}), not a dict'
-                + (' or list' if allow_list_keys else '')
+                f"{type(node).__name__} ({node!r}), not a dict"
+                + (" or list" if allow_list_keys else "")
                 + f'; set "{parent}" as a whole instead'
             )
 
@@ -770,29 +794,29 @@ class _OptionValueParser:
     (``None``/``none``) or str. Text in matching quotes is a str as written.
     """
 
-    _CLOSERS = {'[': ']', '(': ')'}
+    _CLOSERS = {"[": "]", "(": ")"}
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
 
     def parse(self) -> Any:
-        if self.text.strip() == '':
-            return ''
+        if self.text.strip() == "":
+            return ""
         items, had_comma = self._sequence(closer=None)
         return items[0] if len(items) == 1 and not had_comma else items
 
     def _fail(self, message: str) -> ValueError:
-        return ValueError(f'{message} at position {self.pos} of {self.text!r}')
+        return ValueError(f"{message} at position {self.pos} of {self.text!r}")
 
     def _skip_spaces(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
             self.pos += 1
 
-    def _peek(self) -> Optional[str]:
+    def _peek(self) -> str | None:
         return self.text[self.pos] if self.pos < len(self.text) else None
 
-    def _sequence(self, closer: Optional[str]) -> tuple[list, bool]:
+    def _sequence(self, closer: str | None) -> tuple[list, bool]:
         items: list = []
         had_comma = False
         while True:
@@ -802,14 +826,14 @@ class _OptionValueParser:
                 if closer:
                     raise self._fail(f'missing closing "{closer}"')
                 if had_comma and not items:
-                    raise self._fail('empty element')
+                    raise self._fail("empty element")
                 return items, had_comma
             if closer and char == closer:
                 return items, had_comma
             items.append(self._item())
             self._skip_spaces()
             char = self._peek()
-            if char == ',':
+            if char == ",":
                 self.pos += 1
                 had_comma = True
             elif char is None or char == closer:
@@ -824,23 +848,23 @@ class _OptionValueParser:
             closer = self._CLOSERS[char]
             items, _ = self._sequence(closer)
             self.pos += 1  # the closer
-            return items if char == '[' else tuple(items)
-        if char in (']', ')'):
+            return items if char == "[" else tuple(items)
+        if char in ("]", ")"):
             raise self._fail(f'unmatched "{char}"')
         if char in ('"', "'"):
             end = self.text.find(char, self.pos + 1)
             if end < 0:
-                raise self._fail(f'missing closing quote {char}')
+                raise self._fail(f"missing closing quote {char}")
             value = self.text[self.pos + 1 : end]
             self.pos = end + 1
             return value
         start = self.pos
-        while self.pos < len(self.text) and self.text[self.pos] not in ',[]()':
+        while self.pos < len(self.text) and self.text[self.pos] not in ",[]()":
             self.pos += 1
         atom = self.text[start : self.pos].strip()
-        if atom == '':
-            raise self._fail('empty element')
-        if self._peek() in ('[', '('):
+        if atom == "":
+            raise self._fail("empty element")
+        if self._peek() in ("[", "("):
             raise self._fail(f'unexpected "{self._peek()}" after "{atom}"')
         return _parse_scalar(atom)
 
@@ -851,9 +875,9 @@ def _parse_scalar(text: str) -> Any:
             return cast(text)
         except ValueError:
             pass
-    if text.lower() in ('true', 'false'):
-        return text.lower() == 'true'
-    if text in ('None', 'none'):
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if text in ("None", "none"):
         return None
     return text
 
@@ -882,16 +906,17 @@ class DictAction(argparse.Action):
         parser: argparse.ArgumentParser,
         namespace: argparse.Namespace,
         values: Any,
-        option_string: Optional[str] = None,
+        option_string: str | None = None,
     ) -> None:
+        """Parse ``values`` (``KEY=VALUE`` strings) into the namespace's dict."""
         current = getattr(namespace, self.dest, None)
         options = dict(current) if isinstance(current, dict) else {}
         for item in [values] if isinstance(values, str) else values:
-            key, sep, raw = item.partition('=')
+            key, sep, raw = item.partition("=")
             key = key.strip()
             if not sep:
                 raise argparse.ArgumentError(self, f'"{item}" is not of the form KEY=VALUE')
-            if not key or any(part == '' for part in key.split('.')):
+            if not key or any(part == "" for part in key.split(".")):
                 raise argparse.ArgumentError(
                     self, f'"{item}" has a malformed key "{key}"; use dotted names like a.b.c'
                 )

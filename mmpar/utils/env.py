@@ -21,27 +21,27 @@ def collect_env() -> dict[str, Any]:
     from mmpar.version import __version__
 
     env: dict[str, Any] = {
-        'sys.platform': sys.platform,
-        'Python': sys.version.replace('\n', ''),
-        'platform': platform.platform(),
+        "sys.platform": sys.platform,
+        "Python": sys.version.replace("\n", ""),
+        "platform": platform.platform(),
     }
     cuda_available = torch.cuda.is_available()
-    env['CUDA available'] = cuda_available
+    env["CUDA available"] = cuda_available
     if cuda_available:
         devices = defaultdict(list)
         for index in range(torch.cuda.device_count()):
             devices[torch.cuda.get_device_name(index)].append(str(index))
         for name, indices in devices.items():
-            env[f'GPU {",".join(indices)}'] = name
-        env['CUDA'] = torch.version.cuda
-        env['cuDNN'] = torch.backends.cudnn.version()
-    env['PyTorch'] = torch.__version__
+            env[f"GPU {','.join(indices)}"] = name
+        env["CUDA"] = torch.version.cuda
+        env["cuDNN"] = torch.backends.cudnn.version()
+    env["PyTorch"] = torch.__version__
     try:
         import torchvision
 
-        env['TorchVision'] = torchvision.__version__
+        env["TorchVision"] = torchvision.__version__
     except ImportError:
-        env['TorchVision'] = 'not installed'
-    env['NumPy'] = np.__version__
-    env['mmpar'] = __version__
+        env["TorchVision"] = "not installed"
+    env["NumPy"] = np.__version__
+    env["mmpar"] = __version__
     return env

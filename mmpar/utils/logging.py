@@ -11,26 +11,26 @@ import logging
 import os
 import os.path as osp
 import sys
-from typing import Any, Optional, Union
+from typing import Any, Union
 
-_FORMAT = '%(asctime)s - %(name)s - %(levelname)s - %(message)s'
+_FORMAT = "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
 _LEVEL_COLORS = {
-    'DEBUG': 'blue',
-    'INFO': 'green',
-    'WARNING': 'yellow',
-    'ERROR': 'red',
-    'CRITICAL': 'red',
+    "DEBUG": "blue",
+    "INFO": "green",
+    "WARNING": "yellow",
+    "ERROR": "red",
+    "CRITICAL": "red",
 }
 _initialized: set[str] = set()
 
 
 def _get_rank() -> int:
     """Rank from an initialized ``torch.distributed``, else env ``RANK``, else 0."""
-    dist = sys.modules.get('torch.distributed')  # imported by the program, never by us
+    dist = sys.modules.get("torch.distributed")  # imported by the program, never by us
     if dist is not None and dist.is_available() and dist.is_initialized():
         return dist.get_rank()
     try:
-        return int(os.environ.get('RANK', 0))
+        return int(os.environ.get("RANK", 0))
     except ValueError:
         return 0
 
@@ -44,7 +44,7 @@ class _ColorFormatter(logging.Formatter):
         record = logging.makeLogRecord(record.__dict__)
         color = _LEVEL_COLORS.get(record.levelname)
         if color is not None:
-            attrs = ['bold'] if record.levelno >= logging.ERROR else None
+            attrs = ["bold"] if record.levelno >= logging.ERROR else None
             record.levelname = colored(record.levelname, color, attrs=attrs, force_color=True)
         return super().format(record)
 
@@ -52,9 +52,7 @@ class _ColorFormatter(logging.Formatter):
 def _console_handler() -> logging.Handler:
     handler = logging.StreamHandler()  # sys.stderr, like mmcv
     stream = handler.stream
-    use_color = (
-        hasattr(stream, 'isatty') and stream.isatty() and not os.environ.get('NO_COLOR')
-    )
+    use_color = hasattr(stream, "isatty") and stream.isatty() and not os.environ.get("NO_COLOR")
     handler.setFormatter(_ColorFormatter(_FORMAT) if use_color else logging.Formatter(_FORMAT))
     return handler
 
@@ -65,16 +63,16 @@ def _add_file_handler(logger: logging.Logger, log_file: str, file_mode: str) -> 
         if isinstance(handler, logging.FileHandler) and handler.baseFilename == path:
             return
     os.makedirs(osp.dirname(path), exist_ok=True)
-    handler = logging.FileHandler(path, file_mode, encoding='utf-8')
+    handler = logging.FileHandler(path, file_mode, encoding="utf-8")
     handler.setFormatter(logging.Formatter(_FORMAT))
     logger.addHandler(handler)
 
 
 def get_logger(
     name: str,
-    log_file: Optional[str] = None,
+    log_file: str | None = None,
     log_level: int = logging.INFO,
-    file_mode: str = 'w',
+    file_mode: str = "w",
 ) -> logging.Logger:
     """Return a logger that logs on rank 0 only (errors on every rank).
 
@@ -99,7 +97,7 @@ def get_logger(
         if log_file is not None and rank == 0:
             _add_file_handler(logger, log_file, file_mode)
         return logger
-    if any(name.startswith(f'{parent}.') for parent in _initialized):
+    if any(name.startswith(f"{parent}.") for parent in _initialized):
         return logger
 
     # Our handlers print the records; do not also let the root logger print them (torch's
@@ -133,12 +131,12 @@ def print_log(
         print(msg)
     elif isinstance(logger, logging.Logger):
         logger.log(level, msg)
-    elif logger == 'silent':
+    elif logger == "silent":
         pass
     elif isinstance(logger, str):
         get_logger(logger).log(level, msg)
     else:
         raise TypeError(
             'logger must be a logging.Logger, a logger name, "silent" or None, '
-            f'but got {type(logger).__name__}'
+            f"but got {type(logger).__name__}"
         )

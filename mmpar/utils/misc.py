@@ -22,19 +22,19 @@ def set_random_seed(seed: int, deterministic: bool = False) -> None:
         ValueError: ``seed`` is out of range.
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f'seed must be an int, but got {type(seed).__name__}: {seed!r}')
+        raise TypeError(f"seed must be an int, but got {type(seed).__name__}: {seed!r}")
     if not 0 <= seed < 2**32:
-        raise ValueError(f'seed must be in [0, 2**32), but got {seed}')
+        raise ValueError(f"seed must be in [0, 2**32), but got {seed}")
     import numpy as np
     import torch
 
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device (lazily if CUDA is not yet up)
-    os.environ['PYTHONHASHSEED'] = str(seed)  # inherited by worker subprocesses
+    os.environ["PYTHONHASHSEED"] = str(seed)  # inherited by worker subprocesses
     if deterministic:
         # Must be set before cuBLAS is first used; harmless on CPU.
-        os.environ.setdefault('CUBLAS_WORKSPACE_CONFIG', ':4096:8')
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True)
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False

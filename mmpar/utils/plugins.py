@@ -13,9 +13,9 @@ from __future__ import annotations
 import importlib
 import warnings
 from types import ModuleType
-from typing import Optional, Union
+from typing import Union
 
-ENTRY_POINT_GROUP = 'mmpar.plugins'
+ENTRY_POINT_GROUP = "mmpar.plugins"
 _loaded = False
 
 
@@ -23,8 +23,8 @@ def import_modules_from_strings(
     imports: Union[str, list[str], tuple[str, ...], None],
     allow_failed_imports: bool = False,
     *,
-    source: Optional[str] = None,
-) -> Union[ModuleType, list[Optional[ModuleType]], None]:
+    source: str | None = None,
+) -> Union[ModuleType, list[ModuleType | None], None]:
     """Import modules by dotted name (mmcv 1.x name and behaviour).
 
     Args:
@@ -46,9 +46,9 @@ def import_modules_from_strings(
     single = isinstance(imports, str)
     names = [imports] if single else imports
     if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
-        raise TypeError(f'custom imports must be a str or a list of str, but got {imports!r}')
-    where = f' (custom_imports of config "{source}")' if source else ''
-    modules: list[Optional[ModuleType]] = []
+        raise TypeError(f"custom imports must be a str or a list of str, but got {imports!r}")
+    where = f' (custom_imports of config "{source}")' if source else ""
+    modules: list[ModuleType | None] = []
     for name in names:
         try:
             modules.append(importlib.import_module(name))
@@ -56,7 +56,7 @@ def import_modules_from_strings(
             if not allow_failed_imports:
                 raise ImportError(
                     f'Failed to import custom module "{name}"{where}: {err}. Check the name and '
-                    f'that the module is installed or on PYTHONPATH.',
+                    f"that the module is installed or on PYTHONPATH.",
                     name=name,
                 ) from err
             warnings.warn(
@@ -71,11 +71,10 @@ def import_modules_from_strings(
 def _plugin_entry_points() -> list:
     from importlib.metadata import entry_points
 
-    found = entry_points()
-    if hasattr(found, 'select'):  # Python >= 3.10
-        eps = list(found.select(group=ENTRY_POINT_GROUP))
-    else:  # Python 3.9: a dict of group -> entry points
-        eps = list(found.get(ENTRY_POINT_GROUP, []))
+    try:  # Python >= 3.10
+        eps = list(entry_points(group=ENTRY_POINT_GROUP))
+    except TypeError:  # Python 3.9: no keyword, a dict of group -> entry points
+        eps = list(entry_points().get(ENTRY_POINT_GROUP, []))
     unique = {}
     for ep in eps:  # the same distribution can be seen twice through two sys.path entries
         unique.setdefault((ep.name, ep.value), ep)
@@ -103,7 +102,7 @@ def load_entry_point_plugins() -> bool:
             warnings.warn(
                 f'mmpar plugin entry point "{ep.name} = {ep.value}" (group '
                 f'"{ENTRY_POINT_GROUP}") failed to import and is skipped: '
-                f'{type(err).__name__}: {err}',
+                f"{type(err).__name__}: {err}",
                 UserWarning,
                 stacklevel=2,
             )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import inspect
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Union
 
 
-def build_from_cfg(cfg: dict, registry: Registry, default_args: Optional[dict] = None) -> Any:
+def build_from_cfg(cfg: dict, registry: Registry, default_args: dict | None = None) -> Any:
     """Build an object from a config dict.
 
     Args:
@@ -25,23 +25,23 @@ def build_from_cfg(cfg: dict, registry: Registry, default_args: Optional[dict] =
         Exception: Re-raised from the constructor, with the registry and type named.
     """
     if not isinstance(cfg, dict):
-        raise TypeError(f'cfg must be a dict, but got {type(cfg).__name__}: {cfg!r}')
-    if 'type' not in cfg and (default_args is None or 'type' not in default_args):
+        raise TypeError(f"cfg must be a dict, but got {type(cfg).__name__}: {cfg!r}")
+    if "type" not in cfg and (default_args is None or "type" not in default_args):
         raise KeyError(
             f'`cfg` or `default_args` must contain the key "type" to build from registry '
             f'"{registry.name}", but got {cfg}'
         )
     if not isinstance(registry, Registry):
-        raise TypeError(f'registry must be a Registry, but got {type(registry).__name__}')
+        raise TypeError(f"registry must be a Registry, but got {type(registry).__name__}")
     if default_args is not None and not isinstance(default_args, dict):
-        raise TypeError(f'default_args must be a dict or None, but got {type(default_args)}')
+        raise TypeError(f"default_args must be a dict or None, but got {type(default_args)}")
 
     args = dict(cfg)
     if default_args is not None:
         for name, value in default_args.items():
             args.setdefault(name, value)
 
-    obj_type = args.pop('type')
+    obj_type = args.pop("type")
     if isinstance(obj_type, str):
         obj_cls = registry.get(obj_type)
         if obj_cls is None:
@@ -49,12 +49,16 @@ def build_from_cfg(cfg: dict, registry: Registry, default_args: Optional[dict] =
     elif inspect.isclass(obj_type) or callable(obj_type):
         obj_cls = obj_type
     else:
-        raise TypeError(f'type must be a str, class or callable, but got {type(obj_type).__name__}')
+        raise TypeError(f"type must be a str, class or callable, but got {type(obj_type).__name__}")
     try:
         return obj_cls(**args)
     except Exception as err:
-        name = getattr(obj_cls, '__name__', repr(obj_cls))
-        raise type(err)(f'{name} (registry "{registry.name}"): {err}') from err
+        name = getattr(obj_cls, "__name__", repr(obj_cls))
+        try:
+            wrapped = type(err)(f'{name} (registry "{registry.name}"): {err}')
+        except Exception:
+            raise err from None  # its constructor takes other arguments: keep it as it is
+        raise wrapped from err
 
 
 class Registry:
@@ -80,20 +84,20 @@ class Registry:
     def __init__(
         self,
         name: str,
-        build_func: Optional[Callable] = None,
-        parent: Optional[Registry] = None,
-        scope: Optional[str] = None,
+        build_func: Callable | None = None,
+        parent: Registry | None = None,
+        scope: str | None = None,
     ) -> None:
         self._name = name
         self._module_dict: dict[str, Any] = {}
         self._children: dict[str, Registry] = {}
         self._scope = scope if scope is not None else self.infer_scope()
+        if parent is not None and not isinstance(parent, Registry):
+            raise TypeError(f"parent must be a Registry, but got {type(parent).__name__}")
         if build_func is None:
             build_func = parent.build_func if parent is not None else build_from_cfg
         self.build_func = build_func
         if parent is not None:
-            if not isinstance(parent, Registry):
-                raise TypeError(f'parent must be a Registry, but got {type(parent).__name__}')
             parent._add_children(self)
         self.parent = parent
 
@@ -104,22 +108,22 @@ class Registry:
         return self.get(key) is not None
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}(name={self._name}, items={self._module_dict})'
+        return f"{self.__class__.__name__}(name={self._name}, items={self._module_dict})"
 
     @staticmethod
     def infer_scope() -> str:
         """Return the top-level package name of the module that created the registry."""
         frame = inspect.currentframe()
         # Walk out of this module's frames (infer_scope, __init__, subclass __init__s).
-        while frame is not None and frame.f_globals.get('__name__') == __name__:
+        while frame is not None and frame.f_globals.get("__name__") == __name__:
             frame = frame.f_back
-        module = frame.f_globals.get('__name__', '') if frame is not None else ''
-        return module.split('.')[0] or 'mmpar'
+        module = frame.f_globals.get("__name__", "") if frame is not None else ""
+        return module.split(".")[0] or "mmpar"
 
     @staticmethod
-    def split_scope_key(key: str) -> tuple[Optional[str], str]:
+    def split_scope_key(key: str) -> tuple[str | None, str]:
         """Split ``'scope.Name'`` into ``('scope', 'Name')``; unscoped keys give ``(None, key)``."""
-        scope, sep, rest = key.partition('.')
+        scope, sep, rest = key.partition(".")
         if sep:
             return scope, rest
         return None, key
@@ -186,20 +190,20 @@ class Registry:
             names.extend(node._module_dict)
             node = node.parent
         for scope, child in self._children.items():
-            names.extend(f'{scope}.{n}' for n in child._module_dict)
+            names.extend(f"{scope}.{n}" for n in child._module_dict)
         return names
 
     def missing_message(self, key: str) -> str:
         """Return the error text for an unknown ``key``, with close matches when there are any."""
         close = difflib.get_close_matches(key, self._all_names(), n=3, cutoff=0.6)
-        hint = f' Did you mean: {", ".join(close)}?' if close else ''
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
         return (
             f'"{key}" is not in the {self._name} registry (scope "{self._scope}").{hint} '
-            f'If it is defined in your own module, import it via '
-            f'custom_imports=dict(imports=[...]) in the config.'
+            f"If it is defined in your own module, import it via "
+            f"custom_imports=dict(imports=[...]) in the config."
         )
 
-    def build(self, cfg: dict, default_args: Optional[dict] = None, **kwargs: Any) -> Any:
+    def build(self, cfg: dict, default_args: dict | None = None, **kwargs: Any) -> Any:
         """Build an object from ``cfg`` with this registry's ``build_func``."""
         return self.build_func(cfg, registry=self, default_args=default_args, **kwargs)
 
@@ -210,7 +214,7 @@ class Registry:
 
     def _register(self, module: Any, module_name: Union[str, list, None], force: bool) -> None:
         if not (inspect.isclass(module) or inspect.isfunction(module)):
-            raise TypeError(f'module must be a class or a function, but got {type(module)}')
+            raise TypeError(f"module must be a class or a function, but got {type(module)}")
         if module_name is None:
             module_name = module.__name__
         names = [module_name] if isinstance(module_name, str) else list(module_name)
@@ -218,7 +222,7 @@ class Registry:
             if not force and name in self._module_dict:
                 raise KeyError(
                     f'"{name}" is already registered in the {self._name} registry '
-                    f'(by {self._module_dict[name]!r}); pass force=True to override it'
+                    f"(by {self._module_dict[name]!r}); pass force=True to override it"
                 )
             self._module_dict[name] = module
 
@@ -239,9 +243,9 @@ class Registry:
             The module itself, or a decorator.
         """
         if not isinstance(force, bool):
-            raise TypeError(f'force must be a bool, but got {type(force).__name__}')
+            raise TypeError(f"force must be a bool, but got {type(force).__name__}")
         if not (name is None or isinstance(name, str) or isinstance(name, (list, tuple))):
-            raise TypeError(f'name must be None, a str or a list of str, but got {type(name)}')
+            raise TypeError(f"name must be None, a str or a list of str, but got {type(name)}")
         if module is not None:
             self._register(module, name, force)
             return module

@@ -1,12 +1,18 @@
-"""Helpers of the end-to-end tests: run tools/*.py as real processes."""
+"""Helpers of the end-to-end tests (the ``e2e`` fixture): run tools/*.py as real processes.
+
+pytest runs with ``--import-mode=importlib``, so test modules cannot import this file; they get
+the helpers through the ``e2e`` fixture instead.
+"""
 
 import glob
+import importlib.util
 import json
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,20 +21,21 @@ REPO = Path(__file__).resolve().parents[2]
 # A short Digits schedule shared by the tests that need a trained checkpoint. Loader workers
 # off and one thread per process: the machine is shared, and the tests check behaviour, not
 # speed.
-DIGITS_CONFIG = 'configs/digits_lenet.py'
+DIGITS_CONFIG = "configs/digits_lenet.py"
 DIGITS_EPOCHS = 4
 DIGITS_OPTIONS = [
-    f'runner.max_epochs={DIGITS_EPOCHS}',
-    'data.workers_per_gpu=0',
-    'checkpoint_config.interval=1',
-    'log_config.interval=10',
+    f"runner.max_epochs={DIGITS_EPOCHS}",
+    "optimizer.lr=0.2",  # the full schedule"s 0.05 needs ~10 epochs to leave the plateau
+    "data.workers_per_gpu=0",
+    "checkpoint_config.interval=1",
+    "log_config.interval=10",
 ]
 
 
 def tool_env(**extra):
     """Environment of a tool process: single-threaded math, no colour codes."""
     env = dict(os.environ)
-    env.update(OMP_NUM_THREADS='1', MKL_NUM_THREADS='1', PYTHONUNBUFFERED='1', NO_COLOR='1')
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", NO_COLOR="1")
     env.update(extra)
     return env
 
@@ -45,8 +52,8 @@ def run_tool(*args, timeout=120, env=None, check=False):
     )
     if check and proc.returncode != 0:
         raise AssertionError(
-            f'{args} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\n'
-            f'stderr:\n{proc.stderr[-6000:]}'
+            f"{args} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\n"
+            f"stderr:\n{proc.stderr[-6000:]}"
         )
     return proc
 
@@ -54,44 +61,83 @@ def run_tool(*args, timeout=120, env=None, check=False):
 def torchrun_args(nproc, script, *args):
     """Arguments of ``python -m torch.distributed.run`` on a free local port."""
     return [
-        '-m', 'torch.distributed.run', f'--nproc_per_node={nproc}', '--nnodes=1',
-        '--master_addr=127.0.0.1', f'--master_port={free_port()}', script, *args,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc_per_node={nproc}",
+        "--nnodes=1",
+        "--master_addr=127.0.0.1",
+        f"--master_port={free_port()}",
+        script,
+        *args,
     ]
+
+
+def load_tool(name):
+    """Import ``tools/<name>.py`` as a module (to call its ``main(argv)`` in-process)."""
+    spec = importlib.util.spec_from_file_location(
+        f"mmpar_tool_{name}", REPO / "tools" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def free_port():
     with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
+        s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
 def json_log(work_dir):
     """The entries (lines with a mode) of the single ``*.log.json`` in ``work_dir``."""
-    logs = sorted(glob.glob(os.path.join(work_dir, '*.log.json')))
-    assert logs, f'no *.log.json in {work_dir}: {os.listdir(work_dir)}'
+    logs = sorted(glob.glob(os.path.join(work_dir, "*.log.json")))
+    assert logs, f"no *.log.json in {work_dir}: {os.listdir(work_dir)}"
     entries = []
     for path in logs:
         with open(path) as f:
             entries += [json.loads(line) for line in f if line.strip()]
-    return [e for e in entries if 'mode' in e]
+    return [e for e in entries if "mode" in e]
 
 
 def metric_lines(stdout):
     """``name: value`` lines printed by tools/test.py, as a dict."""
     out = {}
     for line in stdout.splitlines():
-        name, sep, value = line.partition(': ')
-        if sep and name.startswith(('accuracy', 'class_accuracy')):
+        name, sep, value = line.partition(": ")
+        if sep and name.startswith(("accuracy", "class_accuracy")):
             out[name] = float(value)
     return out
 
 
-@pytest.fixture(scope='session')
+@pytest.fixture(scope="session")
 def digits_run(tmp_path_factory):
     """Train the short Digits schedule once; return its work dir."""
-    work_dir = tmp_path_factory.mktemp('digits') / 'work'
+    work_dir = tmp_path_factory.mktemp("digits") / "work"
     run_tool(
-        'tools/train.py', DIGITS_CONFIG, '--work-dir', work_dir, '--cfg-options',
-        *DIGITS_OPTIONS, timeout=180, check=True,
+        "tools/train.py",
+        DIGITS_CONFIG,
+        "--work-dir",
+        work_dir,
+        "--cfg-options",
+        *DIGITS_OPTIONS,
+        timeout=180,
+        check=True,
     )
     return work_dir
+
+
+@pytest.fixture(scope="session")
+def e2e():
+    """The helpers and constants above, as attributes."""
+    return SimpleNamespace(
+        REPO=REPO,
+        DIGITS_CONFIG=DIGITS_CONFIG,
+        DIGITS_EPOCHS=DIGITS_EPOCHS,
+        DIGITS_OPTIONS=DIGITS_OPTIONS,
+        tool_env=tool_env,
+        run_tool=run_tool,
+        load_tool=load_tool,
+        torchrun_args=torchrun_args,
+        json_log=json_log,
+        metric_lines=metric_lines,
+    )

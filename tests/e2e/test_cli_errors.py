@@ -1,67 +1,103 @@
 """Bad input to the tools: non-zero exit and one clear line, no traceback; print_config output."""
 
 import pytest
-from conftest import DIGITS_CONFIG, REPO, run_tool, tool_env
 
 from mmpar import Config
 
 pytestmark = pytest.mark.slow
 
-DIST_VARS = ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT', 'LOCAL_WORLD_SIZE')
+DIST_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_WORLD_SIZE")
 
 
 def _assert_user_error(proc, *fragments):
     assert proc.returncode == 2, (proc.returncode, proc.stderr[-3000:])
-    assert 'Traceback' not in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith('error: '), proc.stderr
+    assert last.startswith("error: "), proc.stderr
     for fragment in fragments:
         assert fragment in last, (fragment, last)
 
 
-def test_missing_config_is_named(tmp_path):
-    missing = tmp_path / 'nope.py'
-    _assert_user_error(run_tool('tools/train.py', missing), str(missing))
+def test_missing_config_is_named(e2e, tmp_path):
+    missing = tmp_path / "nope.py"
+    _assert_user_error(e2e.run_tool("tools/train.py", missing), str(missing))
 
 
-def test_launcher_pytorch_outside_torchrun_names_the_missing_variables(tmp_path):
-    env = {k: v for k, v in tool_env().items() if k not in DIST_VARS}
-    proc = run_tool('tools/train.py', DIGITS_CONFIG, '--launcher', 'pytorch', '--work-dir',
-                    tmp_path, env=env)
-    _assert_user_error(proc, '--launcher pytorch', 'RANK')
-    assert 'torchrun' in proc.stderr
+def test_launcher_pytorch_outside_torchrun_names_the_missing_variables(e2e, tmp_path):
+    env = {k: v for k, v in e2e.tool_env().items() if k not in DIST_VARS}
+    proc = e2e.run_tool(
+        "tools/train.py",
+        e2e.DIGITS_CONFIG,
+        "--launcher",
+        "pytorch",
+        "--work-dir",
+        tmp_path,
+        env=env,
+    )
+    _assert_user_error(proc, "--launcher pytorch", "RANK")
+    assert "torchrun" in proc.stderr
 
 
-def test_unknown_model_type_names_the_type(tmp_path):
-    proc = run_tool('tools/train.py', DIGITS_CONFIG, '--work-dir', tmp_path, '--cfg-options',
-                    'model.type=NoSuchClassifier')
-    _assert_user_error(proc, 'NoSuchClassifier')
+def _in_process_error(e2e, capsys, tool, *argv):
+    """Run ``tools/<tool>.py`` main in this process; return its stderr (it must exit with 2)."""
+    with pytest.raises(SystemExit) as info:
+        e2e.load_tool(tool).main([str(a) for a in argv])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]  # earlier lines: the run's log, if it got that far
+    assert last.startswith("error: ") and "Traceback" not in err, err
+    return last
 
 
-def test_test_tool_rejects_missing_checkpoint_and_bad_out(tmp_path):
-    _assert_user_error(run_tool('tools/test.py', DIGITS_CONFIG, tmp_path / 'x.pth'), 'x.pth')
-    ckpt = tmp_path / 'c.pth'
-    ckpt.write_bytes(b'')
-    proc = run_tool('tools/test.py', DIGITS_CONFIG, ckpt, '--out', tmp_path / 'r.txt')
-    _assert_user_error(proc, 'r.txt', '.json')
+def test_unknown_model_type_names_the_type(e2e, capsys, tmp_path):
+    err = _in_process_error(
+        e2e,
+        capsys,
+        "train",
+        e2e.REPO / e2e.DIGITS_CONFIG,
+        "--work-dir",
+        tmp_path,
+        "--cfg-options",
+        "model.type=NoSuchClassifier",
+    )
+    assert "NoSuchClassifier" in err
 
 
-def test_infer_tool_rejects_missing_image(tmp_path):
-    ckpt = tmp_path / 'c.pth'
-    ckpt.write_bytes(b'')
-    proc = run_tool('tools/infer.py', DIGITS_CONFIG, ckpt, tmp_path / 'missing.png')
-    _assert_user_error(proc, 'missing.png')
+def test_test_tool_rejects_missing_checkpoint_and_bad_out(e2e, capsys, tmp_path):
+    config = e2e.REPO / e2e.DIGITS_CONFIG
+    assert "x.pth" in _in_process_error(e2e, capsys, "test", config, tmp_path / "x.pth")
+    ckpt = tmp_path / "c.pth"
+    ckpt.write_bytes(b"")
+    err = _in_process_error(e2e, capsys, "test", config, ckpt, "--out", tmp_path / "r.txt")
+    assert "r.txt" in err and ".json" in err
+    err = _in_process_error(e2e, capsys, "test", config, ckpt, "--workers", "0")
+    assert "--workers" in err
 
 
-def test_print_config_prints_a_loadable_merged_config(tmp_path):
-    proc = run_tool('tools/print_config.py', DIGITS_CONFIG, '--cfg-options',
-                    'runner.max_epochs=7', 'optimizer.lr=0.123', check=True)
-    merged = tmp_path / 'merged.py'
-    merged.write_text(proc.stdout)
+def test_infer_tool_rejects_missing_image(e2e, capsys, tmp_path):
+    ckpt = tmp_path / "c.pth"
+    ckpt.write_bytes(b"")
+    err = _in_process_error(
+        e2e, capsys, "infer", e2e.REPO / e2e.DIGITS_CONFIG, ckpt, tmp_path / "missing.png"
+    )
+    assert "missing.png" in err
+    (tmp_path / "empty").mkdir()
+    err = _in_process_error(
+        e2e, capsys, "infer", e2e.REPO / e2e.DIGITS_CONFIG, ckpt, tmp_path / "empty"
+    )
+    assert "empty" in err
+
+
+def test_print_config_prints_a_loadable_merged_config(e2e, capsys, tmp_path):
+    config = e2e.REPO / e2e.DIGITS_CONFIG
+    argv = [str(config), "--cfg-options", "runner.max_epochs=7", "optimizer.lr=0.123"]
+    assert e2e.load_tool("print_config").main(argv) == 0
+    merged = tmp_path / "merged.py"
+    merged.write_text(capsys.readouterr().out)
     cfg = Config.fromfile(str(merged))
-    original = Config.fromfile(str(REPO / DIGITS_CONFIG))
+    original = Config.fromfile(str(config))
     assert cfg.runner.max_epochs == 7
     assert cfg.optimizer.lr == 0.123
     assert cfg.model.to_dict() == original.model.to_dict()
     assert cfg.data.train.type == original.data.train.type
-
+    _in_process_error(e2e, capsys, "print_config", tmp_path / "missing.py")

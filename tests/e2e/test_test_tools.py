@@ -4,91 +4,148 @@ import json
 
 import numpy as np
 import pytest
-from conftest import DIGITS_CONFIG, DIGITS_EPOCHS, json_log, metric_lines, run_tool, torchrun_args
 from PIL import Image
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope='module')
-def single_results(digits_run, tmp_path_factory):
-    out = tmp_path_factory.mktemp('test_single') / 'single.json'
-    proc = run_tool('tools/test.py', DIGITS_CONFIG, digits_run / 'latest.pth', '--out', out,
-                    '--metrics', 'accuracy', 'class_accuracy', '--no-progress', check=True)
-    return metric_lines(proc.stdout), json.loads(out.read_text())
+@pytest.fixture(scope="module")
+def single_results(e2e, digits_run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("test_single") / "single.json"
+    proc = e2e.run_tool(
+        "tools/test.py",
+        e2e.DIGITS_CONFIG,
+        digits_run / "latest.pth",
+        "--out",
+        out,
+        "--metrics",
+        "accuracy",
+        "class_accuracy",
+        "--no-progress",
+        check=True,
+    )
+    return e2e.metric_lines(proc.stdout), json.loads(out.read_text())
 
 
-def test_single_process_metrics_match_the_training_evaluation(digits_run, single_results):
+def test_single_process_metrics_match_the_training_evaluation(e2e, digits_run, single_results):
     metrics, record = single_results
-    assert metrics['accuracy_top-1'] == pytest.approx(record['metrics']['accuracy_top-1'], abs=1e-4)
-    assert {f'class_accuracy/{i}' for i in range(10)} <= set(metrics)
-    last_val = [e for e in json_log(digits_run) if e['mode'] == 'val'][-1]
-    assert last_val['epoch'] == DIGITS_EPOCHS
+    assert metrics["accuracy_top-1"] == pytest.approx(record["metrics"]["accuracy_top-1"], abs=1e-4)
+    assert {f"class_accuracy/{i}" for i in range(10)} <= set(metrics)
+    last_val = [e for e in e2e.json_log(digits_run) if e["mode"] == "val"][-1]
+    assert last_val["epoch"] == e2e.DIGITS_EPOCHS
     # The config evaluates on the same split it tests on; same weights, same number.
-    assert metrics['accuracy_top-1'] == pytest.approx(last_val['accuracy_top-1'], abs=1e-2)
-    scores = np.array(record['class_scores'])
-    assert scores.shape == (len(record['pred_label']), 10)
+    assert metrics["accuracy_top-1"] == pytest.approx(last_val["accuracy_top-1"], abs=1e-2)
+    scores = np.array(record["class_scores"])
+    assert scores.shape == (len(record["pred_label"]), 10)
     np.testing.assert_allclose(scores.sum(axis=1), 1.0, atol=1e-5)
 
 
-def test_workers_and_torchrun_give_identical_metrics(digits_run, single_results, tmp_path):
+def test_workers_and_torchrun_give_identical_metrics(e2e, digits_run, single_results, tmp_path):
     metrics, record = single_results
-    workers_out = tmp_path / 'workers.json'
-    proc = run_tool('tools/test.py', DIGITS_CONFIG, digits_run / 'latest.pth', '--workers', '2',
-                    '--out', workers_out, '--metrics', 'accuracy', 'class_accuracy',
-                    '--no-progress', check=True)
-    assert metric_lines(proc.stdout) == metrics
-    dist_out = tmp_path / 'dist.pkl'
-    proc = run_tool(*torchrun_args(2, 'tools/test.py', DIGITS_CONFIG,
-                                   str(digits_run / 'latest.pth'), '--launcher', 'pytorch',
-                                   '--out', str(dist_out), '--metrics', 'accuracy',
-                                   'class_accuracy', '--no-progress'), timeout=180)
+    workers_out = tmp_path / "workers.json"
+    proc = e2e.run_tool(
+        "tools/test.py",
+        e2e.DIGITS_CONFIG,
+        digits_run / "latest.pth",
+        "--workers",
+        "2",
+        "--out",
+        workers_out,
+        "--metrics",
+        "accuracy",
+        "class_accuracy",
+        "--no-progress",
+        check=True,
+    )
+    assert e2e.metric_lines(proc.stdout) == metrics
+    dist_out = tmp_path / "dist.pkl"
+    proc = e2e.run_tool(
+        *e2e.torchrun_args(
+            2,
+            "tools/test.py",
+            e2e.DIGITS_CONFIG,
+            str(digits_run / "latest.pth"),
+            "--launcher",
+            "pytorch",
+            "--out",
+            str(dist_out),
+            "--metrics",
+            "accuracy",
+            "class_accuracy",
+            "--no-progress",
+        ),
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    assert metric_lines(proc.stdout) == metrics
+    assert e2e.metric_lines(proc.stdout) == metrics
     import pickle
 
-    with open(dist_out, 'rb') as f:
+    with open(dist_out, "rb") as f:
         dist_record = pickle.load(f)
     workers_record = json.loads(workers_out.read_text())
     for other in (workers_record, dist_record):
-        assert other['pred_label'] == record['pred_label']
-        np.testing.assert_allclose(other['class_scores'], record['class_scores'], atol=1e-6)
+        assert other["pred_label"] == record["pred_label"]
+        np.testing.assert_allclose(other["class_scores"], record["class_scores"], atol=1e-6)
 
 
-def test_infer_predicts_image_files_in_order_like_test(digits_run, single_results, tmp_path):
+def test_infer_predicts_image_files_in_order_like_test(e2e, digits_run, single_results, tmp_path):
     from mmpar.datasets import Digits
 
     _, record = single_results
     val = Digits(pipeline=[], test_mode=True)
-    images = tmp_path / 'images'
+    images = tmp_path / "images"
     images.mkdir()
     count = 20
     for i in range(count):
-        Image.fromarray(val.data_infos[i]['img'][..., 0], mode='L').save(images / f'd{i:03d}.png')
-    out = tmp_path / 'preds.json'
-    proc = run_tool('tools/infer.py', DIGITS_CONFIG, digits_run / 'latest.pth', images,
-                    '--workers', '2', '--batch-size', '6', '--out', out, '--no-progress',
-                    check=True)
+        Image.fromarray(val.data_infos[i]["img"][..., 0], mode="L").save(images / f"d{i:03d}.png")
+    out = tmp_path / "preds.json"
+    proc = e2e.run_tool(
+        "tools/infer.py",
+        e2e.DIGITS_CONFIG,
+        digits_run / "latest.pth",
+        images,
+        "--workers",
+        "2",
+        "--batch-size",
+        "6",
+        "--out",
+        out,
+        "--no-progress",
+        check=True,
+    )
     preds = json.loads(out.read_text())
-    assert [p['file'].rsplit('/', 1)[-1] for p in preds] == [f'd{i:03d}.png' for i in range(count)]
-    assert [p['pred_label'] for p in preds] == record['pred_label'][:count]
-    assert [p['pred_class'] for p in preds] == record['pred_class'][:count]
-    np.testing.assert_allclose([p['pred_score'] for p in preds], record['pred_score'][:count],
-                               atol=1e-6)
+    assert [p["file"].rsplit("/", 1)[-1] for p in preds] == [f"d{i:03d}.png" for i in range(count)]
+    assert [p["pred_label"] for p in preds] == record["pred_label"][:count]
+    assert [p["pred_class"] for p in preds] == record["pred_class"][:count]
+    np.testing.assert_allclose(
+        [p["pred_score"] for p in preds], record["pred_score"][:count], atol=1e-6
+    )
     assert len(proc.stdout.strip().splitlines()) == count
 
 
-def test_analyze_logs_plots_a_png_and_reports_times(digits_run, tmp_path):
-    (log,) = digits_run.glob('*.log.json')
-    png = tmp_path / 'curve.png'
-    run_tool('tools/analyze_logs.py', 'plot_curve', log, '--keys', 'loss', 'accuracy_top-1',
-             '--out', png, check=True)
+def test_analyze_logs_plots_a_png_and_reports_times(e2e, capsys, digits_run, tmp_path):
+    (log,) = digits_run.glob("*.log.json")
+    png = tmp_path / "curve.png"
+    e2e.run_tool(
+        "tools/analyze_logs.py",
+        "plot_curve",
+        log,
+        "--keys",
+        "loss",
+        "accuracy_top-1",
+        "--out",
+        png,
+        check=True,
+    )
     data = png.read_bytes()
-    assert data[:8] == b'\x89PNG\r\n\x1a\n' and len(data) > 5000
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
     with Image.open(png) as img:
         assert img.size[0] >= 600 and img.size[1] >= 500  # two panels
-    proc = run_tool('tools/analyze_logs.py', 'cal_train_time', log, check=True)
-    assert 'average iter time' in proc.stdout
-    proc = run_tool('tools/analyze_logs.py', 'plot_curve', log, '--keys', 'no_such_key',
-                    '--out', png)
-    assert proc.returncode == 2 and 'no_such_key' in proc.stderr and 'loss' in proc.stderr
+    tool = e2e.load_tool("analyze_logs")
+    assert tool.main(["cal_train_time", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "slowest epoch" in out and "average iter time" in out
+    with pytest.raises(SystemExit):
+        tool.main(["plot_curve", str(log), "--keys", "no_such_key", "--out", str(png)])
+    err = capsys.readouterr().err
+    assert "no_such_key" in err and "loss" in err  # names the key and lists the logged ones

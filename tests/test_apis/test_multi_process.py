@@ -29,8 +29,8 @@ class VariableSizeImages(Dataset):
         h, w = 4 + idx % 3, 5 + idx % 4
         img = torch.rand(2, h, w, generator=g)
         return {
-            'img': DataContainer(img, stack=True),
-            'img_metas': DataContainer({'idx': idx}, cpu_only=True),
+            "img": DataContainer(img, stack=True),
+            "img_metas": DataContainer({"idx": idx}, cpu_only=True),
         }
 
 
@@ -44,21 +44,21 @@ class TinyClassifier(nn.Module):
     def forward(self, img, img_metas, return_loss=False):
         assert not return_loss
         scores = self.fc(img.mean(dim=(2, 3))).softmax(dim=1)
-        return [
-            np.concatenate([s.numpy(), [m['idx']]]) for s, m in zip(scores, img_metas)
-        ]
+        return [np.concatenate([s.numpy(), [m["idx"]]]) for s, m in zip(scores, img_metas)]
 
 
 class FailingOnIndex(VariableSizeImages):
     def __getitem__(self, idx):
         if idx == 13:
-            raise ValueError('sample 13 is broken on purpose')
+            raise ValueError("sample 13 is broken on purpose")
         return super().__getitem__(idx)
 
 
 def _sequential(model, dataset, batch_size):
     loader = DataLoader(
-        dataset, batch_size=batch_size, shuffle=False,
+        dataset,
+        batch_size=batch_size,
+        shuffle=False,
         collate_fn=lambda b: collate(b, samples_per_gpu=batch_size),
     )
     return single_device_test(MMDataParallel(model, device_ids=[-1]), loader, progress=False)
@@ -68,11 +68,11 @@ def test_batch_ranges_cover_every_index_once_in_loader_order():
     ranges = batch_ranges(10, 4)
     assert ranges == [(0, 0, 4), (1, 4, 8), (2, 8, 10)]
     assert batch_ranges(0, 4) == []
-    with pytest.raises(ValueError, match='batch_size'):
+    with pytest.raises(ValueError, match="batch_size"):
         batch_ranges(3, 0)
 
 
-@pytest.mark.parametrize('workers', [1, 2, 3])
+@pytest.mark.parametrize("workers", [1, 2, 3])
 def test_multi_process_equals_single_device_in_dataset_order(workers):
     torch.manual_seed(0)
     model = TinyClassifier()
@@ -88,18 +88,22 @@ def test_multi_process_equals_single_device_in_dataset_order(workers):
 def test_multi_process_accepts_a_wrapped_model():
     model = TinyClassifier()
     got = multi_process_test(
-        MMDataParallel(model, device_ids=[-1]), VariableSizeImages(5), workers=2,
-        samples_per_gpu=2, progress=False,
+        MMDataParallel(model, device_ids=[-1]),
+        VariableSizeImages(5),
+        workers=2,
+        samples_per_gpu=2,
+        progress=False,
     )
     assert [int(r[-1]) for r in got] == [0, 1, 2, 3, 4]
 
 
 def test_worker_exception_is_raised_in_main_with_its_traceback():
-    with pytest.raises(RuntimeError, match='sample 13 is broken on purpose') as info:
-        multi_process_test(TinyClassifier(), FailingOnIndex(20), workers=2, samples_per_gpu=4,
-                           progress=False)
-    assert 'samples 12..15' in str(info.value)
-    assert 'Traceback' in str(info.value)
+    with pytest.raises(RuntimeError, match="sample 13 is broken on purpose") as info:
+        multi_process_test(
+            TinyClassifier(), FailingOnIndex(20), workers=2, samples_per_gpu=4, progress=False
+        )
+    assert "samples 12..15" in str(info.value)
+    assert "Traceback" in str(info.value)
 
 
 def _kill_self(model, samples):
@@ -107,9 +111,10 @@ def _kill_self(model, samples):
 
 
 def test_worker_that_dies_is_reported_not_waited_for_forever():
-    with pytest.raises(RuntimeError, match='died with exit code 3'):
-        run_in_processes(TinyClassifier(), list(range(8)), _kill_self, workers=2, batch_size=2,
-                         progress=False)
+    with pytest.raises(RuntimeError, match="died with exit code 3"):
+        run_in_processes(
+            TinyClassifier(), list(range(8)), _kill_self, workers=2, batch_size=2, progress=False
+        )
 
 
 def _wrong_count(model, samples):
@@ -117,9 +122,10 @@ def _wrong_count(model, samples):
 
 
 def test_step_returning_the_wrong_number_of_results_is_an_error():
-    with pytest.raises(RuntimeError, match='returned 1 results for a batch of 2'):
-        run_in_processes(TinyClassifier(), list(range(4)), _wrong_count, workers=1, batch_size=2,
-                         progress=False)
+    with pytest.raises(RuntimeError, match="returned 1 results for a batch of 2"):
+        run_in_processes(
+            TinyClassifier(), list(range(4)), _wrong_count, workers=1, batch_size=2, progress=False
+        )
 
 
 def _tensor_outputs(model, samples):
@@ -127,13 +133,14 @@ def _tensor_outputs(model, samples):
 
 
 def test_tensor_outputs_come_back_as_tensors_of_the_same_dtype():
-    out = run_in_processes(TinyClassifier(), list(range(5)), _tensor_outputs, workers=2,
-                           batch_size=2, progress=False)
+    out = run_in_processes(
+        TinyClassifier(), list(range(5)), _tensor_outputs, workers=2, batch_size=2, progress=False
+    )
     assert all(isinstance(o, torch.Tensor) and o.dtype == torch.float32 for o in out)
     assert [float(o[0]) for o in out] == [0.0, 1.0, 2.0, 3.0, 4.0]
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError, match='workers must be >= 1'):
+    with pytest.raises(ValueError, match="workers must be >= 1"):
         multi_process_test(TinyClassifier(), VariableSizeImages(3), workers=0)
     assert multi_process_test(TinyClassifier(), VariableSizeImages(0), workers=2) == []

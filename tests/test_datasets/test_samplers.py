@@ -2,6 +2,7 @@ import itertools
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -519,10 +520,24 @@ def test_defaults_come_from_the_process_group(tmp_path):
     script.write_text(WORKER)
     out = tmp_path / "out.json"
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2"]
-    cmd += ["--master_port=0", str(script), str(out)]
-    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    cmd += [str(script), str(out)]
+    # Own session, so a hang kills torchrun and its workers together.
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _, stderr = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    assert proc.returncode == 0, stderr[-3000:]
     ranks = json.loads(out.read_text())
     assert [r["world"] for r in ranks] == [[[0, 2]] * 3, [[1, 2]] * 3]
     dist_all = ranks[0]["dist"] + ranks[1]["dist"]

@@ -45,11 +45,11 @@ class Net(nn.Module):
         return nn.functional.cross_entropy(logits, label)
 
     def train_step(self, data_batch, optimizer=None):
-        loss = self(data_batch['img'], data_batch['label'])
+        loss = self(data_batch["img"], data_batch["label"])
         return {
-            'loss': loss,
-            'log_vars': {'loss': loss.item()},
-            'num_samples': len(data_batch['img_metas']),
+            "loss": loss,
+            "log_vars": {"loss": loss.item()},
+            "num_samples": len(data_batch["img_metas"]),
         }
 
 
@@ -61,9 +61,9 @@ def make_samples(step: int) -> list:
         h, w = (int(x) for x in torch.randint(2, 6, (2,), generator=g))
         samples.append(
             {
-                'img': DataContainer(torch.rand(3, h, w, generator=g), stack=True),
-                'img_metas': DataContainer({'idx': i}, cpu_only=True),
-                'label': int(torch.randint(0, 2, (1,), generator=g)),
+                "img": DataContainer(torch.rand(3, h, w, generator=g), stack=True),
+                "img_metas": DataContainer({"idx": i}, cpu_only=True),
+                "label": int(torch.randint(0, 2, (1,), generator=g)),
             }
         )
     return samples
@@ -77,7 +77,7 @@ def train(model: nn.Module, step_fn, rank: int, world_size: int) -> None:
         batch = collate(local, samples_per_gpu=max(1, len(local) // 2))
         outputs = step_fn(batch, opt)
         opt.zero_grad()
-        outputs['loss'].backward()
+        outputs["loss"].backward()
         opt.step()
 
 
@@ -95,15 +95,15 @@ def _unwrap(batch: dict) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument('--out', required=True)
-    parser.add_argument('--mode', choices=['train', 'fail'], default='train')
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--mode", choices=["train", "fail"], default="train")
     args = parser.parse_args()
 
-    init_dist('pytorch', backend='gloo')
+    init_dist("pytorch", backend="gloo")
     rank, world_size = get_dist_info()
-    if args.mode == 'fail':
+    if args.mode == "fail":
         if rank == 1:
-            raise RuntimeError('rank 1 failed on purpose')
+            raise RuntimeError("rank 1 failed on purpose")
         barrier()  # never completes: rank 1 is gone; torchrun must end this process
         return
 
@@ -113,18 +113,18 @@ def main() -> None:
             Net(with_unused), device_ids=None, find_unused_parameters=with_unused
         )
         train(model, model.train_step, rank, world_size)
-        result[f'params_unused={with_unused}'] = {
+        result[f"params_unused={with_unused}"] = {
             k: v.detach().clone() for k, v in model.module.state_dict().items()
         }
 
     dataset_size = 7  # not divisible by world size: the sampler pads rank 1 with index 0
     sampler = DistributedSampler(range(dataset_size), world_size, rank, shuffle=False)
-    result['collected'] = collect_results([f'res{i}' for i in sampler], dataset_size)
-    result['reduced'] = all_reduce_dict({'a': torch.tensor(float(rank)), 'b': rank * 2})
-    result['broadcast'] = broadcast_object({'from': rank})
-    torch.save(result, os.path.join(args.out, f'rank{rank}.pt'))
+    result["collected"] = collect_results([f"res{i}" for i in sampler], dataset_size)
+    result["reduced"] = all_reduce_dict({"a": torch.tensor(float(rank)), "b": rank * 2})
+    result["broadcast"] = broadcast_object({"from": rank})
+    torch.save(result, os.path.join(args.out, f"rank{rank}.pt"))
     barrier()
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     main()

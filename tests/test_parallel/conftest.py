@@ -11,7 +11,7 @@ import torch.distributed as dist
 def free_port() -> int:
     """A TCP port that was free a moment ago (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(('127.0.0.1', 0))
+        s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
@@ -20,7 +20,7 @@ def gloo_group(tmp_path):
     """A world-size-1 gloo process group in this process, torn down afterwards."""
     assert not dist.is_initialized()
     dist.init_process_group(
-        'gloo', init_method=f'file://{tmp_path / "pg_store"}', rank=0, world_size=1
+        "gloo", init_method=f"file://{tmp_path / 'pg_store'}", rank=0, world_size=1
     )
     try:
         yield

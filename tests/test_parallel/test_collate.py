@@ -11,22 +11,22 @@ def test_data_container_properties_and_repr():
     assert dc.stack and not dc.cpu_only
     assert dc.padding_value == 7 and dc.pad_dims == 1
     assert dc.size() == torch.Size([3, 4, 5]) and dc.size(1) == 4 and dc.dim() == 3
-    assert dc.datatype == 'torch.FloatTensor'
+    assert dc.datatype == "torch.FloatTensor"
     text = repr(dc)
-    assert '(3, 4, 5)' in text and 'torch.float32' in text and 'stack=True' in text
+    assert "(3, 4, 5)" in text and "torch.float32" in text and "stack=True" in text
     with pytest.raises(AttributeError):
         dc.data = 1
     with pytest.raises(AttributeError):
         dc.stack = False
-    meta = DataContainer({'name': 'a.jpg'}, cpu_only=True)
-    assert meta.datatype is dict and 'cpu_only=True' in repr(meta)
-    with pytest.raises(TypeError, match='needs tensor data'):
+    meta = DataContainer({"name": "a.jpg"}, cpu_only=True)
+    assert meta.datatype is dict and "cpu_only=True" in repr(meta)
+    with pytest.raises(TypeError, match="needs tensor data"):
         meta.size()
 
 
-@pytest.mark.parametrize('bad', [0, -1, 1.5, True, 'two'])
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "two"])
 def test_data_container_rejects_bad_pad_dims(bad):
-    with pytest.raises(ValueError, match='pad_dims'):
+    with pytest.raises(ValueError, match="pad_dims"):
         DataContainer(torch.zeros(1), pad_dims=bad)
 
 
@@ -36,10 +36,10 @@ def _img(c, h, w, fill):
 
 def test_stack_pads_last_two_dims_per_chunk():
     batch = [
-        {'img': DataContainer(_img(3, 2 + i, 5 - i, i + 1), stack=True, padding_value=-1)}
+        {"img": DataContainer(_img(3, 2 + i, 5 - i, i + 1), stack=True, padding_value=-1)}
         for i in range(5)
     ]
-    out = collate(batch, samples_per_gpu=2)['img']
+    out = collate(batch, samples_per_gpu=2)["img"]
     assert isinstance(out, DataContainer) and out.stack and not out.cpu_only
     assert out.padding_value == -1
     shapes = [tuple(c.shape) for c in out.data]
@@ -55,7 +55,7 @@ def test_stack_pads_last_two_dims_per_chunk():
 
 
 @pytest.mark.parametrize(
-    ('pad_dims', 'shapes', 'expected'),
+    ("pad_dims", "shapes", "expected"),
     [
         (1, [(2, 3), (2, 5)], (2, 2, 5)),
         (2, [(1, 2, 3), (1, 4, 1)], (2, 1, 4, 3)),
@@ -78,53 +78,65 @@ def test_pad_dims_variants(pad_dims, shapes, expected):
 
 def test_mismatched_leading_dims_names_field_and_shapes():
     batch = [
-        {'inputs': {'img': DataContainer(torch.zeros(3, 4, 4), stack=True)}},
-        {'inputs': {'img': DataContainer(torch.zeros(1, 4, 4), stack=True)}},
+        {"inputs": {"img": DataContainer(torch.zeros(3, 4, 4), stack=True)}},
+        {"inputs": {"img": DataContainer(torch.zeros(1, 4, 4), stack=True)}},
     ]
     with pytest.raises(ValueError) as err:
         collate(batch, samples_per_gpu=2)
     msg = str(err.value)
     assert "batch['inputs']['img']" in msg
-    assert '(1, 4, 4)' in msg and '(3, 4, 4)' in msg and 'sample 1' in msg
+    assert "(1, 4, 4)" in msg and "(3, 4, 4)" in msg and "sample 1" in msg
 
 
 def test_mismatched_ranks_and_pad_dims_none_raise():
-    with pytest.raises(ValueError, match=r'\(4, 4\).*\(3, 4, 4\)'):
-        collate([DataContainer(torch.zeros(3, 4, 4), stack=True),
-                 DataContainer(torch.zeros(4, 4), stack=True)], 2)
-    with pytest.raises(ValueError, match='pad_dims=None'):
-        collate([DataContainer(torch.zeros(2, 3), stack=True, pad_dims=None),
-                 DataContainer(torch.zeros(2, 4), stack=True, pad_dims=None)], 2)
-    with pytest.raises(ValueError, match='fewer than pad_dims=2'):
+    with pytest.raises(ValueError, match=r"\(4, 4\).*\(3, 4, 4\)"):
+        collate(
+            [
+                DataContainer(torch.zeros(3, 4, 4), stack=True),
+                DataContainer(torch.zeros(4, 4), stack=True),
+            ],
+            2,
+        )
+    with pytest.raises(ValueError, match="pad_dims=None"):
+        collate(
+            [
+                DataContainer(torch.zeros(2, 3), stack=True, pad_dims=None),
+                DataContainer(torch.zeros(2, 4), stack=True, pad_dims=None),
+            ],
+            2,
+        )
+    with pytest.raises(ValueError, match="fewer than pad_dims=2"):
         collate([DataContainer(torch.zeros(3), stack=True)], 1)
 
 
 def test_chunks_are_padded_independently_only_within_chunk():
-    batch = [DataContainer(torch.zeros(1, 1, 1), stack=True),
-             DataContainer(torch.zeros(1, 8, 8), stack=True)]
+    batch = [
+        DataContainer(torch.zeros(1, 1, 1), stack=True),
+        DataContainer(torch.zeros(1, 8, 8), stack=True),
+    ]
     out = collate(batch, samples_per_gpu=1)
     assert [tuple(c.shape) for c in out.data] == [(1, 1, 1, 1), (1, 1, 8, 8)]
 
 
 def test_cpu_only_and_stack_false_keep_lists_per_chunk():
-    metas = [{'filename': f'{i}.jpg', 'shape': (i, i)} for i in range(3)]
+    metas = [{"filename": f"{i}.jpg", "shape": (i, i)} for i in range(3)]
     boxes = [torch.rand(i + 1, 4) for i in range(3)]
     batch = [
-        {'meta': DataContainer(m, cpu_only=True), 'boxes': DataContainer(b)}
+        {"meta": DataContainer(m, cpu_only=True), "boxes": DataContainer(b)}
         for m, b in zip(metas, boxes)
     ]
     out = collate(batch, samples_per_gpu=2)
-    assert out['meta'].cpu_only and out['meta'].data == [metas[:2], metas[2:]]
-    assert not out['boxes'].stack and not out['boxes'].cpu_only
-    assert [len(c) for c in out['boxes'].data] == [2, 1]
-    assert out['boxes'].data[0][1] is boxes[1]
+    assert out["meta"].cpu_only and out["meta"].data == [metas[:2], metas[2:]]
+    assert not out["boxes"].stack and not out["boxes"].cpu_only
+    assert [len(c) for c in out["boxes"].data] == [2, 1]
+    assert out["boxes"].data[0][1] is boxes[1]
 
 
 def test_strings_and_bytes_are_atoms():
-    batch = [{'name': f'img{i}', 'raw': bytes([i]) * 3} for i in range(3)]
+    batch = [{"name": f"img{i}", "raw": bytes([i]) * 3} for i in range(3)]
     out = collate(batch, samples_per_gpu=2)
-    assert out['name'].cpu_only and out['name'].data == [['img0', 'img1'], ['img2']]
-    assert out['raw'].data == [[b'\x00' * 3, b'\x01' * 3], [b'\x02' * 3]]
+    assert out["name"].cpu_only and out["name"].data == [["img0", "img1"], ["img2"]]
+    assert out["raw"].data == [[b"\x00" * 3, b"\x01" * 3], [b"\x02" * 3]]
 
 
 def test_plain_tensors_and_numbers_are_chunked():
@@ -145,43 +157,45 @@ def test_plain_tensors_and_numbers_are_chunked():
 
 
 def test_nested_dicts_and_sequences_keep_paths():
-    batch = [{'a': {'b': [torch.zeros(2), 'x']}} for _ in range(2)]
+    batch = [{"a": {"b": [torch.zeros(2), "x"]}} for _ in range(2)]
     out = collate(batch, 2)
-    assert isinstance(out['a']['b'], list)
-    assert tuple(out['a']['b'][0].data[0].shape) == (2, 2)
-    assert out['a']['b'][1].data == [['x', 'x']]
-    bad = [{'a': [1, 2]}, {'a': [1]}]
+    assert isinstance(out["a"]["b"], list)
+    assert tuple(out["a"]["b"][0].data[0].shape) == (2, 2)
+    assert out["a"]["b"][1].data == [["x", "x"]]
+    bad = [{"a": [1, 2]}, {"a": [1]}]
     with pytest.raises(ValueError, match=r"batch\['a'\] has length 2 in sample 0 but 1"):
         collate(bad, 2)
     with pytest.raises(KeyError, match="sample 1 lacks key 'b'"):
-        collate([{'a': 1, 'b': 2}, {'a': 1}], 2)
+        collate([{"a": 1, "b": 2}, {"a": 1}], 2)
     with pytest.raises(TypeError, match=r"batch\['a'\] is a DataContainer in sample 0"):
-        collate([{'a': DataContainer(1)}, {'a': 1}], 2)
+        collate([{"a": DataContainer(1)}, {"a": 1}], 2)
 
 
 def test_flag_mismatch_between_samples():
-    with pytest.raises(ValueError, match='flags'):
+    with pytest.raises(ValueError, match="flags"):
         collate([DataContainer(torch.zeros(1, 1), stack=True), DataContainer(torch.zeros(1, 1))], 2)
 
 
 def test_bad_batch_and_samples_per_gpu():
-    with pytest.raises(ValueError, match='empty'):
+    with pytest.raises(ValueError, match="empty"):
         collate([], 1)
-    with pytest.raises(TypeError, match='list of samples'):
-        collate({'a': 1}, 1)
-    with pytest.raises(TypeError, match='list of samples'):
-        collate('abc', 1)
-    with pytest.raises(TypeError, match='list of samples'):
+    with pytest.raises(TypeError, match="list of samples"):
+        collate({"a": 1}, 1)
+    with pytest.raises(TypeError, match="list of samples"):
+        collate("abc", 1)
+    with pytest.raises(TypeError, match="list of samples"):
         collate(torch.zeros(3), 1)
-    with pytest.raises(ValueError, match='samples_per_gpu must be >= 1'):
+    with pytest.raises(ValueError, match="samples_per_gpu must be >= 1"):
         collate([1], 0)
-    with pytest.raises(TypeError, match='stack=False'):
+    with pytest.raises(TypeError, match="stack=False"):
         collate([DataContainer([1, 2], stack=True)], 1)
 
 
 def test_stack_promotes_dtype_and_accepts_numpy():
-    batch = [DataContainer(np.ones((1, 2, 2), np.uint8), stack=True),
-             DataContainer(torch.ones(1, 3, 1), stack=True)]
+    batch = [
+        DataContainer(np.ones((1, 2, 2), np.uint8), stack=True),
+        DataContainer(torch.ones(1, 3, 1), stack=True),
+    ]
     (stacked,) = collate(batch, 2).data
     assert stacked.dtype == torch.float32 and tuple(stacked.shape) == (2, 1, 3, 2)
 
@@ -196,10 +210,10 @@ def test_pad_and_stack_copies_into_one_allocation():
 def test_merge_chunks_equals_single_chunk_collate():
     batch = [
         {
-            'img': DataContainer(torch.rand(3, 2 + i, 6 - i), stack=True, padding_value=5),
-            'meta': DataContainer({'i': i}, cpu_only=True),
-            'boxes': DataContainer(torch.rand(i, 4)),
-            'label': i,
+            "img": DataContainer(torch.rand(3, 2 + i, 6 - i), stack=True, padding_value=5),
+            "meta": DataContainer({"i": i}, cpu_only=True),
+            "boxes": DataContainer(torch.rand(i, 4)),
+            "label": i,
         }
         for i in range(5)
     ]
@@ -207,8 +221,8 @@ def test_merge_chunks_equals_single_chunk_collate():
     whole = collate(batch, 5)
     for key in batch[0]:
         assert len(merged[key].data) == 1
-    assert torch.equal(merged['img'].data[0], whole['img'].data[0])
-    assert merged['img'].padding_value == 5
-    assert merged['meta'].data == whole['meta'].data
-    assert all(torch.equal(x, y) for x, y in zip(merged['boxes'].data[0], whole['boxes'].data[0]))
-    assert torch.equal(merged['label'].data[0], whole['label'].data[0])
+    assert torch.equal(merged["img"].data[0], whole["img"].data[0])
+    assert merged["img"].padding_value == 5
+    assert merged["meta"].data == whole["meta"].data
+    assert all(torch.equal(x, y) for x, y in zip(merged["boxes"].data[0], whole["boxes"].data[0]))
+    assert torch.equal(merged["label"].data[0], whole["label"].data[0])

@@ -27,21 +27,21 @@ class TinyClassifier(nn.Module):
 
     def train_step(self, data_batch, optimizer=None):
         self.seen.append(data_batch)
-        loss = self(data_batch['img'], data_batch['label'])
-        n = len(data_batch['img_metas'])
-        return {'loss': loss, 'log_vars': {'loss': loss.item()}, 'num_samples': n}
+        loss = self(data_batch["img"], data_batch["label"])
+        n = len(data_batch["img_metas"])
+        return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": n}
 
     def val_step(self, data_batch, optimizer=None):
-        return {'names': [m['name'] for m in data_batch['img_metas']]}
+        return {"names": [m["name"] for m in data_batch["img_metas"]]}
 
 
 def _samples(n):
     g = torch.Generator().manual_seed(0)
     return [
         {
-            'img': DataContainer(torch.rand(3, 4 + i % 3, 5 - i % 2, generator=g), stack=True),
-            'img_metas': DataContainer({'name': f'{i}.png'}, cpu_only=True),
-            'label': i % 2,
+            "img": DataContainer(torch.rand(3, 4 + i % 3, 5 - i % 2, generator=g), stack=True),
+            "img_metas": DataContainer({"name": f"{i}.png"}, cpu_only=True),
+            "label": i % 2,
         }
         for i in range(n)
     ]
@@ -56,13 +56,13 @@ def test_cpu_train_step_merges_chunks_into_one_call():
     assert len(model.seen) == 1
     seen = model.seen[0]
     whole = collate(samples, samples_per_gpu=5)
-    assert torch.equal(seen['img'], whole['img'].data[0])
-    assert torch.equal(seen['label'], whole['label'].data[0])
-    assert [m['name'] for m in seen['img_metas']] == [f'{i}.png' for i in range(5)]
-    expected = model(whole['img'].data[0], whole['label'].data[0])
-    assert out['num_samples'] == 5
-    assert torch.equal(out['loss'], expected)
-    out['loss'].backward()
+    assert torch.equal(seen["img"], whole["img"].data[0])
+    assert torch.equal(seen["label"], whole["label"].data[0])
+    assert [m["name"] for m in seen["img_metas"]] == [f"{i}.png" for i in range(5)]
+    expected = model(whole["img"].data[0], whole["label"].data[0])
+    assert out["num_samples"] == 5
+    assert torch.equal(out["loss"], expected)
+    out["loss"].backward()
     assert model.fc.weight.grad is not None
 
 
@@ -70,24 +70,28 @@ def test_cpu_forward_and_val_step():
     model = TinyClassifier()
     dp = MMDataParallel(model)  # no CUDA on CPU hosts -> CPU mode
     data = collate(_samples(4), samples_per_gpu=2)
-    assert dp.val_step(data) == {'names': ['0.png', '1.png', '2.png', '3.png']}
-    loss = dp(data['img'], label=data['label'])
+    assert dp.val_step(data) == {"names": ["0.png", "1.png", "2.png", "3.png"]}
+    loss = dp(data["img"], label=data["label"])
     whole = collate(_samples(4), 4)
-    assert torch.equal(loss, model(whole['img'].data[0], whole['label'].data[0]))
+    assert torch.equal(loss, model(whole["img"].data[0], whole["label"].data[0]))
     assert dp.module is model
 
 
 def test_missing_train_step_is_named():
     dp = MMDataParallel(nn.Linear(2, 2), device_ids=[-1])
-    with pytest.raises(AttributeError, match='Linear has no train_step'):
+    with pytest.raises(AttributeError, match="Linear has no train_step"):
         dp.train_step({})
 
 
 def test_module_wrappers_registry():
-    for name in ('DataParallel', 'DistributedDataParallel', 'MMDataParallel',
-                 'MMDistributedDataParallel'):
+    for name in (
+        "DataParallel",
+        "DistributedDataParallel",
+        "MMDataParallel",
+        "MMDistributedDataParallel",
+    ):
         assert name in MODULE_WRAPPERS.module_dict
-    assert MODULE_WRAPPERS.get('MMDistributedDataParallel') is MMDistributedDataParallel
+    assert MODULE_WRAPPERS.get("MMDistributedDataParallel") is MMDistributedDataParallel
     model = nn.Linear(1, 1)
     assert not is_module_wrapper(model)
     assert is_module_wrapper(MMDataParallel(model, device_ids=[-1]))
@@ -95,8 +99,9 @@ def test_module_wrappers_registry():
 
 
 def test_is_module_wrapper_checks_child_registries():
-    child = Registry('module wrapper', parent=MODULE_WRAPPERS, scope='downstream_test')
+    child = Registry("module wrapper", parent=MODULE_WRAPPERS, scope="downstream_test")
     try:
+
         @child.register_module()
         class MyWrapper(nn.Module):
             def __init__(self, module):
@@ -105,7 +110,7 @@ def test_is_module_wrapper_checks_child_registries():
 
         assert is_module_wrapper(MyWrapper(nn.Linear(1, 1)))
     finally:
-        MODULE_WRAPPERS.children.pop('downstream_test')
+        MODULE_WRAPPERS.children.pop("downstream_test")
     assert not is_module_wrapper(MyWrapper(nn.Linear(1, 1)))
 
 
@@ -114,9 +119,9 @@ def test_one_gpu_train_step_runs_on_device():
     model = TinyClassifier().cuda(0)
     dp = MMDataParallel(model, device_ids=[0])
     out = dp.train_step(collate(_samples(4), samples_per_gpu=2), None)
-    assert out['loss'].is_cuda and model.seen[0]['img'].is_cuda
-    assert isinstance(model.seen[0]['img_metas'], list)
-    out['loss'].backward()
+    assert out["loss"].is_cuda and model.seen[0]["img"].is_cuda
+    assert isinstance(model.seen[0]["img_metas"], list)
+    out["loss"].backward()
 
 
 @pytest.mark.cuda
@@ -129,11 +134,11 @@ def test_module_on_wrong_device_is_named():
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(torch.cuda.device_count() < 2, reason='needs 2 GPUs')
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_two_gpu_train_step_weights_loss():
     model = TinyClassifier().cuda(0)
     dp = MMDataParallel(model, device_ids=[0, 1])
     out = dp.train_step(collate(_samples(4), samples_per_gpu=2), None)
-    assert out['num_samples'] == 4 and out['loss'].device.index == 0
-    out['loss'].backward()
+    assert out["num_samples"] == 4 and out["loss"].device.index == 0
+    out["loss"].backward()
     assert model.fc.weight.grad is not None

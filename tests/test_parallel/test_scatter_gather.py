@@ -7,103 +7,106 @@ from mmpar.parallel import DataContainer, collate, gather, scatter, scatter_kwar
 def _batch(n):
     return [
         {
-            'img': DataContainer(torch.full((1, 2, 2 + i), float(i)), stack=True),
-            'img_metas': DataContainer({'idx': i}, cpu_only=True),
-            'gt': DataContainer(torch.full((i + 1, 4), float(i))),
-            'label': i,
+            "img": DataContainer(torch.full((1, 2, 2 + i), float(i)), stack=True),
+            "img_metas": DataContainer({"idx": i}, cpu_only=True),
+            "gt": DataContainer(torch.full((i + 1, 4), float(i))),
+            "label": i,
         }
         for i in range(n)
     ]
 
 
-@pytest.mark.parametrize('target', [[-1], [], None])
+@pytest.mark.parametrize("target", [[-1], [], None])
 def test_cpu_scatter_keeps_every_chunk(target):
     data = collate(_batch(5), samples_per_gpu=2)
     out = scatter(data, target)
     assert len(out) == 3
-    assert [o['label'].tolist() for o in out] == [[0, 1], [2, 3], [4]]
-    assert [o['img_metas'] for o in out] == [[{'idx': 0}, {'idx': 1}], [{'idx': 2}, {'idx': 3}],
-                                             [{'idx': 4}]]
-    assert [tuple(o['img'].shape) for o in out] == [(2, 1, 2, 3), (2, 1, 2, 5), (1, 1, 2, 6)]
-    assert [len(o['gt']) for o in out] == [2, 2, 1]
-    assert torch.equal(out[2]['gt'][0], torch.full((5, 4), 4.0))
+    assert [o["label"].tolist() for o in out] == [[0, 1], [2, 3], [4]]
+    assert [o["img_metas"] for o in out] == [
+        [{"idx": 0}, {"idx": 1}],
+        [{"idx": 2}, {"idx": 3}],
+        [{"idx": 4}],
+    ]
+    assert [tuple(o["img"].shape) for o in out] == [(2, 1, 2, 3), (2, 1, 2, 5), (1, 1, 2, 6)]
+    assert [len(o["gt"]) for o in out] == [2, 2, 1]
+    assert torch.equal(out[2]["gt"][0], torch.full((5, 4), 4.0))
     for o in out:
-        assert o['img'].device.type == 'cpu'
+        assert o["img"].device.type == "cpu"
 
 
 def test_scatter_kwargs_gives_kwargs_to_every_chunk_and_pads():
     data = collate(_batch(4), samples_per_gpu=2)
     opt = object()
-    inputs, kwargs = scatter_kwargs((data,), {'optimizer': opt}, [-1])
+    inputs, kwargs = scatter_kwargs((data,), {"optimizer": opt}, [-1])
     assert len(inputs) == len(kwargs) == 2
-    assert all(k['optimizer'] is opt for k in kwargs)
-    assert isinstance(inputs[0], tuple) and inputs[1][0]['label'].tolist() == [2, 3]
+    assert all(k["optimizer"] is opt for k in kwargs)
+    assert isinstance(inputs[0], tuple) and inputs[1][0]["label"].tolist() == [2, 3]
     inputs, kwargs = scatter_kwargs((data,), None, [-1])
     assert kwargs == ({}, {})
-    inputs, kwargs = scatter_kwargs((), {'data': data}, [-1])
-    assert inputs == ((), ()) and kwargs[1]['data']['label'].tolist() == [2, 3]
+    inputs, kwargs = scatter_kwargs((), {"data": data}, [-1])
+    assert inputs == ((), ()) and kwargs[1]["data"]["label"].tolist() == [2, 3]
 
 
 def test_plain_tensors_split_with_chunks_and_whole_without():
     data = collate(_batch(4), samples_per_gpu=2)
     extra = torch.arange(4)
-    out = scatter((data, extra, 'tag'), [-1])
+    out = scatter((data, extra, "tag"), [-1])
     assert [o[1].tolist() for o in out] == [[0, 1], [2, 3]]
-    assert [o[2] for o in out] == ['tag', 'tag']
+    assert [o[2] for o in out] == ["tag", "tag"]
     (only,) = scatter((torch.arange(6),), [-1])
     assert only[0].tolist() == list(range(6))
 
 
 def test_scatter_rejects_uncollated_and_inconsistent():
     with pytest.raises(TypeError, match=r"inputs\['img'\].*collate"):
-        scatter({'img': DataContainer(torch.zeros(3), stack=True)}, [-1])
+        scatter({"img": DataContainer(torch.zeros(3), stack=True)}, [-1])
     a = collate(_batch(4), 2)
     b = collate(_batch(4), 4)
-    with pytest.raises(ValueError, match='2 chunks.*1'):
-        scatter((a['img'], b['img']), [-1])
+    with pytest.raises(ValueError, match="2 chunks.*1"):
+        scatter((a["img"], b["img"]), [-1])
 
 
 def test_scatter_more_chunks_than_gpus_is_an_error():
     data = collate(_batch(3), samples_per_gpu=1)
-    with pytest.raises(ValueError, match='3 device chunks but only 2 target GPUs'):
+    with pytest.raises(ValueError, match="3 device chunks but only 2 target GPUs"):
         scatter(data, [0, 1])
 
 
 def test_gather_dict_outputs_weights_by_num_samples():
     outs = [
         {
-            'loss': torch.tensor(1.0, requires_grad=True),
-            'log_vars': {'loss': 1.0, 'acc': 0.5},
-            'num_samples': 1,
-            'pred': torch.zeros(1, 3),
-            'names': ['a'],
+            "loss": torch.tensor(1.0, requires_grad=True),
+            "log_vars": {"loss": 1.0, "acc": 0.5},
+            "num_samples": 1,
+            "pred": torch.zeros(1, 3),
+            "names": ["a"],
         },
         {
-            'loss': torch.tensor(4.0, requires_grad=True),
-            'log_vars': {'loss': 4.0, 'acc': 1.0},
-            'num_samples': 3,
-            'pred': torch.ones(3, 3),
-            'names': ['b', 'c', 'd'],
+            "loss": torch.tensor(4.0, requires_grad=True),
+            "log_vars": {"loss": 4.0, "acc": 1.0},
+            "num_samples": 3,
+            "pred": torch.ones(3, 3),
+            "names": ["b", "c", "d"],
         },
     ]
     g = gather(outs, -1)
-    assert g['num_samples'] == 4
-    assert g['loss'].item() == pytest.approx((1 * 1 + 4 * 3) / 4)
-    assert g['log_vars'] == pytest.approx({'loss': 13 / 4, 'acc': (0.5 + 3.0) / 4})
-    assert tuple(g['pred'].shape) == (4, 3) and g['pred'][1:].eq(1).all()
-    assert g['names'] == ['a', 'b', 'c', 'd']
-    g['loss'].backward()
-    assert outs[0]['loss'].grad.item() == pytest.approx(0.25)
-    assert outs[1]['loss'].grad.item() == pytest.approx(0.75)
+    assert g["num_samples"] == 4
+    assert g["loss"].item() == pytest.approx((1 * 1 + 4 * 3) / 4)
+    assert g["log_vars"] == pytest.approx({"loss": 13 / 4, "acc": (0.5 + 3.0) / 4})
+    assert tuple(g["pred"].shape) == (4, 3) and g["pred"][1:].eq(1).all()
+    assert g["names"] == ["a", "b", "c", "d"]
+    g["loss"].backward()
+    assert outs[0]["loss"].grad.item() == pytest.approx(0.25)
+    assert outs[1]["loss"].grad.item() == pytest.approx(0.75)
 
 
 def test_gather_without_num_samples_and_tuples():
-    g = gather([(torch.tensor(2.0), torch.zeros(2)), (torch.tensor(4.0), torch.ones(1))], 'cpu')
+    g = gather([(torch.tensor(2.0), torch.zeros(2)), (torch.tensor(4.0), torch.ones(1))], "cpu")
     assert isinstance(g, tuple) and g[0].item() == pytest.approx(3.0)
     assert g[1].tolist() == [0.0, 0.0, 1.0]
-    with pytest.raises(ValueError, match='keys'):
-        gather([{'a': 1}, {'b': 1}], -1)
-    with pytest.raises(ValueError, match='non-empty'):
+    with pytest.raises(ValueError, match="keys"):
+        gather([{"a": 1}, {"b": 1}], -1)
+    with pytest.raises(ValueError, match="non-empty"):
         gather([], -1)
 
 
@@ -111,10 +114,10 @@ def test_gather_without_num_samples_and_tuples():
 def test_scatter_to_cuda_pins_and_keeps_cpu_only():
     data = collate(_batch(2), samples_per_gpu=2)
     (out,) = scatter(data, [0])
-    assert out['img'].is_cuda and out['label'].is_cuda and out['gt'][0].is_cuda
-    assert out['img_metas'] == [{'idx': 0}, {'idx': 1}]
+    assert out["img"].is_cuda and out["label"].is_cuda and out["gt"][0].is_cuda
+    assert out["img_metas"] == [{"idx": 0}, {"idx": 1}]
     torch.cuda.synchronize()
-    assert torch.equal(out['img'].cpu(), data['img'].data[0])
+    assert torch.equal(out["img"].cpu(), data["img"].data[0])
 
 
 @pytest.mark.cuda
@@ -122,3 +125,18 @@ def test_scatter_plain_tensor_to_gpus_splits():
     n = torch.cuda.device_count()
     out = scatter((torch.arange(2 * n),), list(range(n)))
     assert len(out) == n and all(o[0].device.index == i for i, o in enumerate(out))
+
+
+def test_device_target_path_on_meta_devices():
+    # 'meta' exercises the non-CPU branch (chunk i -> device i, plain tensors split) without a GPU.
+    data = collate(_batch(3), samples_per_gpu=2)
+    out = scatter((data, torch.arange(3)), ["meta", "meta"])
+    assert len(out) == 2
+    assert all(o[0]["img"].device.type == "meta" for o in out)
+    assert all(g.device.type == "meta" for o in out for g in o[0]["gt"])
+    assert out[1][0]["img_metas"] == [{"idx": 2}]  # cpu_only: untouched objects
+    assert [tuple(o[1].shape) for o in out] == [(2,), (1,)]
+    plain = scatter((torch.arange(6),), ["meta", "meta", "meta"])
+    assert [tuple(o[0].shape) for o in plain] == [(2,), (2,), (2,)]
+    short = scatter((torch.arange(2),), ["meta", "meta", "meta"])
+    assert len(short) == 2  # never more pieces than rows

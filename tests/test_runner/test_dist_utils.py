@@ -17,9 +17,9 @@ from mmpar.runner.dist_utils import (
     master_only,
 )
 
-TORCHRUN_VARS = ('RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT')
-SLURM_VARS = ('SLURM_PROCID', 'SLURM_NTASKS', 'SLURM_NODELIST', 'SLURM_LOCALID')
-MPI_VARS = ('OMPI_COMM_WORLD_RANK', 'OMPI_COMM_WORLD_SIZE', 'OMPI_COMM_WORLD_LOCAL_RANK')
+TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+SLURM_VARS = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_NODELIST", "SLURM_LOCALID")
+MPI_VARS = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK")
 
 
 @pytest.fixture
@@ -38,13 +38,13 @@ def clean_env():
 @pytest.fixture
 def recorded_init(monkeypatch):
     calls = []
-    monkeypatch.setattr(dist, 'init_process_group', lambda **kw: calls.append(kw))
+    monkeypatch.setattr(dist, "init_process_group", lambda **kw: calls.append(kw))
     return calls
 
 
 @pytest.fixture
 def gloo_group(tmp_path):
-    dist.init_process_group('gloo', init_method=f'file://{tmp_path / "pg"}', rank=0, world_size=1)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0, world_size=1)
     try:
         yield
     finally:
@@ -53,93 +53,100 @@ def gloo_group(tmp_path):
 
 def _free_port():
     with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
+        s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
 def test_unknown_launcher_lists_valid_ones():
     with pytest.raises(ValueError, match="unknown launcher 'torchrun'.*pytorch, slurm, mpi"):
-        init_dist('torchrun')
+        init_dist("torchrun")
 
 
 def test_pytorch_missing_env_names_variables(clean_env):
-    clean_env['RANK'] = '0'
+    clean_env["RANK"] = "0"
     with pytest.raises(RuntimeError) as err:
-        init_dist('pytorch')
+        init_dist("pytorch")
     msg = str(err.value)
     # exactly the missing ones (RANK is set)
-    assert 'variable(s) LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT not set' in msg
-    assert 'torchrun' in msg and '--launcher none' in msg
+    assert "variable(s) LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT not set" in msg
+    assert "torchrun" in msg and "--launcher none" in msg
 
 
 def test_pytorch_launcher_initializes_real_group(clean_env):
     clean_env.update(
-        RANK='0', LOCAL_RANK='0', WORLD_SIZE='1', MASTER_ADDR='127.0.0.1',
+        RANK="0",
+        LOCAL_RANK="0",
+        WORLD_SIZE="1",
+        MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(_free_port()),
     )
-    init_dist('pytorch')
+    init_dist("pytorch")
     try:
-        assert dist.get_backend() == ('nccl' if torch.cuda.is_available() else 'gloo')
+        assert dist.get_backend() == ("nccl" if torch.cuda.is_available() else "gloo")
         assert get_dist_info() == (0, 1)
-        with pytest.raises(RuntimeError, match='already initialized'):
-            init_dist('pytorch')
+        with pytest.raises(RuntimeError, match="already initialized"):
+            init_dist("pytorch")
     finally:
         dist.destroy_process_group()
 
 
 def test_slurm_sets_env_from_scontrol(clean_env, recorded_init, tmp_path):
-    fake = tmp_path / 'scontrol'
-    fake.write_text('#!/bin/sh\n[ "$1 $2 $3" = "show hostnames node[3-4]" ] && printf "node3\\nnode4\\n"\n')
+    fake = tmp_path / "scontrol"
+    fake.write_text(
+        '#!/bin/sh\n[ "$1 $2 $3" = "show hostnames node[3-4]" ] && printf "node3\\nnode4\\n"\n'
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    clean_env['PATH'] = f'{tmp_path}{os.pathsep}{clean_env.get("PATH", "")}'
-    clean_env.pop('MASTER_ADDR', None)
-    clean_env.pop('MASTER_PORT', None)
-    clean_env.update(SLURM_PROCID='5', SLURM_NTASKS='8', SLURM_NODELIST='node[3-4]',
-                     SLURM_LOCALID='1')
-    init_dist('slurm', backend='gloo', port=29611)
-    assert recorded_init == [{'backend': 'gloo'}]
-    assert clean_env['MASTER_ADDR'] == 'node3' and clean_env['MASTER_PORT'] == '29611'
-    assert (clean_env['RANK'], clean_env['WORLD_SIZE'], clean_env['LOCAL_RANK']) == ('5', '8', '1')
+    clean_env["PATH"] = f"{tmp_path}{os.pathsep}{clean_env.get('PATH', '')}"
+    clean_env.pop("MASTER_ADDR", None)
+    clean_env.pop("MASTER_PORT", None)
+    clean_env.update(
+        SLURM_PROCID="5", SLURM_NTASKS="8", SLURM_NODELIST="node[3-4]", SLURM_LOCALID="1"
+    )
+    init_dist("slurm", backend="gloo", port=29611)
+    assert recorded_init == [{"backend": "gloo"}]
+    assert clean_env["MASTER_ADDR"] == "node3" and clean_env["MASTER_PORT"] == "29611"
+    assert (clean_env["RANK"], clean_env["WORLD_SIZE"], clean_env["LOCAL_RANK"]) == ("5", "8", "1")
 
 
 def test_slurm_default_port_and_missing_pieces(clean_env, recorded_init, tmp_path):
-    clean_env.update(SLURM_PROCID='0', SLURM_NTASKS='1', MASTER_ADDR='head')
-    clean_env.pop('MASTER_PORT', None)
-    with pytest.raises(RuntimeError, match='SLURM_NODELIST not set'):
-        init_dist('slurm')
-    clean_env['SLURM_NODELIST'] = 'node1'
-    init_dist('slurm')
-    assert clean_env['MASTER_PORT'] == '29500' and clean_env['MASTER_ADDR'] == 'head'
-    del clean_env['MASTER_ADDR']
-    clean_env['PATH'] = str(tmp_path)  # no scontrol there
-    with pytest.raises(RuntimeError, match='scontrol'):
-        init_dist('slurm')
+    clean_env.update(SLURM_PROCID="0", SLURM_NTASKS="1", MASTER_ADDR="head")
+    clean_env.pop("MASTER_PORT", None)
+    with pytest.raises(RuntimeError, match="SLURM_NODELIST not set"):
+        init_dist("slurm")
+    clean_env["SLURM_NODELIST"] = "node1"
+    init_dist("slurm")
+    assert clean_env["MASTER_PORT"] == "29500" and clean_env["MASTER_ADDR"] == "head"
+    del clean_env["MASTER_ADDR"]
+    clean_env["PATH"] = str(tmp_path)  # no scontrol there
+    with pytest.raises(RuntimeError, match="scontrol"):
+        init_dist("slurm")
 
 
 def test_mpi_requires_master_addr(clean_env, recorded_init):
-    clean_env.update(OMPI_COMM_WORLD_RANK='2', OMPI_COMM_WORLD_SIZE='4',
-                     OMPI_COMM_WORLD_LOCAL_RANK='0')
-    clean_env.pop('MASTER_ADDR', None)
-    with pytest.raises(RuntimeError, match='MASTER_ADDR not set.*mpirun'):
-        init_dist('mpi')
-    clean_env['MASTER_ADDR'] = '10.0.0.1'
-    init_dist('mpi', backend='gloo')
-    assert recorded_init == [{'backend': 'gloo'}]
-    assert (clean_env['RANK'], clean_env['WORLD_SIZE']) == ('2', '4')
+    clean_env.update(
+        OMPI_COMM_WORLD_RANK="2", OMPI_COMM_WORLD_SIZE="4", OMPI_COMM_WORLD_LOCAL_RANK="0"
+    )
+    clean_env.pop("MASTER_ADDR", None)
+    with pytest.raises(RuntimeError, match="MASTER_ADDR not set.*mpirun"):
+        init_dist("mpi")
+    clean_env["MASTER_ADDR"] = "10.0.0.1"
+    init_dist("mpi", backend="gloo")
+    assert recorded_init == [{"backend": "gloo"}]
+    assert (clean_env["RANK"], clean_env["WORLD_SIZE"]) == ("2", "4")
 
 
 def test_helpers_without_distributed():
     assert not dist.is_initialized()
     assert get_dist_info() == (0, 1)
     barrier()
-    data = {'loss': torch.tensor(2.0)}
+    data = {"loss": torch.tensor(2.0)}
     assert all_reduce_dict(data) == data
     with pytest.raises(ValueError, match="'mean' or 'sum'"):
-        all_reduce_dict(data, op='max')
+        all_reduce_dict(data, op="max")
     assert broadcast_object([1, 2]) == [1, 2]
-    assert collect_results(['a', 'b', 'c'], 2) == ['a', 'b']
-    with pytest.raises(ValueError, match='got 1 results.*3 samples'):
-        collect_results(['a'], 3)
+    assert collect_results(["a", "b", "c"], 2) == ["a", "b"]
+    with pytest.raises(ValueError, match="got 1 results.*3 samples"):
+        collect_results(["a"], 3)
 
 
 def test_master_only_runs_on_rank_zero(monkeypatch):
@@ -151,17 +158,17 @@ def test_master_only_runs_on_rank_zero(monkeypatch):
         calls.append(x)
         return x
 
-    assert save(1) == 1 and calls == [1] and save.__doc__ == 'Doc kept.'
-    monkeypatch.setattr(dist_utils, 'get_dist_info', lambda: (1, 2))
+    assert save(1) == 1 and calls == [1] and save.__doc__ == "Doc kept."
+    monkeypatch.setattr(dist_utils, "get_dist_info", lambda: (1, 2))
     assert save(2) is None and calls == [1]
 
 
 def test_helpers_in_a_world_of_one(gloo_group):
     assert get_dist_info() == (0, 1)
     barrier()
-    reduced = all_reduce_dict({'b': torch.tensor([1, 3]), 'a': 2}, op='mean')
-    assert list(reduced) == ['b', 'a']
-    assert reduced['b'].tolist() == [1.0, 3.0] and reduced['a'] == 2.0
-    assert all_reduce_dict({'x': torch.tensor(4)}, op='sum')['x'].item() == 4
-    assert broadcast_object({'k': 1}) == {'k': 1}
+    reduced = all_reduce_dict({"b": torch.tensor([1, 3]), "a": 2}, op="mean")
+    assert list(reduced) == ["b", "a"]
+    assert reduced["b"].tolist() == [1.0, 3.0] and reduced["a"] == 2.0
+    assert all_reduce_dict({"x": torch.tensor(4)}, op="sum")["x"].item() == 4
+    assert broadcast_object({"k": 1}) == {"k": 1}
     assert collect_results([3, 4, 5], 2) == [3, 4]

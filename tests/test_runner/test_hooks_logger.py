@@ -18,7 +18,7 @@ from mmpar.runner.hooks.logger.text import TextLoggerHook
 from mmpar.runner.log_buffer import LogBuffer
 
 torch.set_num_threads(1)
-TIMESTAMP = '20240101_000000'
+TIMESTAMP = "20240101_000000"
 
 
 class ListHandler(logging.Handler):
@@ -47,61 +47,61 @@ class FakeRunner:
         self.max_epochs = max_epochs
         self.max_iters = max_epochs * iters_per_epoch
         self.epoch = self.iter = self.inner_iter = 0
-        self.mode = 'train'
+        self.mode = "train"
         self.should_stop = False
-        self.logger = logging.getLogger(f'test_hooks_logger.{id(self)}')
+        self.logger = logging.getLogger(f"test_hooks_logger.{id(self)}")
         self.logger.setLevel(logging.INFO)
         self.logger.propagate = False
         self.handler = ListHandler()
         self.logger.addHandler(self.handler)
 
     def current_lr(self):
-        return [g['lr'] for g in self.optimizer.param_groups]
+        return [g["lr"] for g in self.optimizer.param_groups]
 
     def current_momentum(self):
-        return [g['momentum'] for g in self.optimizer.param_groups]
+        return [g["momentum"] for g in self.optimizer.param_groups]
 
     def save_checkpoint(self, out_dir, filename_tmpl, create_symlink=True, **kwargs):
-        torch.save({'state_dict': self.model.state_dict()}, os.path.join(out_dir, filename_tmpl))
+        torch.save({"state_dict": self.model.state_dict()}, os.path.join(out_dir, filename_tmpl))
 
     def call(self, stage):
         for hook in self.hooks:
             getattr(hook, stage)(self)
 
     def train_epoch(self, losses):
-        self.mode = 'train'
+        self.mode = "train"
         self.data_loader = list(range(len(losses)))
-        self.call('before_train_epoch')
+        self.call("before_train_epoch")
         for i, loss in enumerate(losses):
             self.inner_iter = i
-            self.call('before_train_iter')
-            self.log_buffer.update({'loss': loss, 'acc_train': 1.0})
-            self.log_buffer.update({'time': 0.5, 'data_time': 0.125})
-            self.call('after_train_iter')
+            self.call("before_train_iter")
+            self.log_buffer.update({"loss": loss, "acc_train": 1.0})
+            self.log_buffer.update({"time": 0.5, "data_time": 0.125})
+            self.call("after_train_iter")
             self.iter += 1
-        self.call('after_train_epoch')
+        self.call("after_train_epoch")
         self.epoch += 1
 
     def val_epoch(self, losses):
-        self.mode = 'val'
+        self.mode = "val"
         self.data_loader = list(range(len(losses)))
-        self.call('before_val_epoch')
+        self.call("before_val_epoch")
         for i, loss in enumerate(losses):
             self.inner_iter = i
-            self.call('before_val_iter')
-            self.log_buffer.update({'val_loss': loss}, count=2)
-            self.call('after_val_iter')
-        self.call('after_val_epoch')
+            self.call("before_val_iter")
+            self.log_buffer.update({"val_loss": loss}, count=2)
+            self.call("after_val_iter")
+        self.call("after_val_epoch")
 
     def run(self, epochs):
-        self.call('before_run')
+        self.call("before_run")
         for losses in epochs:
             self.train_epoch(losses)
-        self.call('after_run')
+        self.call("after_run")
 
 
 def read_json(work_dir):
-    with open(os.path.join(work_dir, f'{TIMESTAMP}.log.json')) as f:
+    with open(os.path.join(work_dir, f"{TIMESTAMP}.log.json")) as f:
         return [json.loads(line) for line in f]
 
 
@@ -120,7 +120,7 @@ class ToyDataset:
 
     def evaluate(self, results, logger=None):
         self.calls += 1
-        return {'accuracy': self.scores[self.calls - 1]}
+        return {"accuracy": self.scores[self.calls - 1]}
 
 
 def eval_hook(scores, **kwargs):
@@ -129,51 +129,51 @@ def eval_hook(scores, **kwargs):
 
 
 def test_registered():
-    for name in ('TextLoggerHook', 'TensorboardLoggerHook'):
+    for name in ("TextLoggerHook", "TensorboardLoggerHook"):
         assert HOOKS.get(name) is not None
 
 
 def test_bad_interval():
-    with pytest.raises(ValueError, match='interval'):
+    with pytest.raises(ValueError, match="interval"):
         TextLoggerHook(interval=0)
 
 
 def test_text_logger_averages_and_formats(tmp_path):
     hook = TextLoggerHook(interval=2)
-    meta = {'env_info': 'Python 3', 'config': 'model = 1', 'seed': 7, 'epoch': 3}
+    meta = {"env_info": "Python 3", "config": "model = 1", "seed": 7, "epoch": 3}
     runner = FakeRunner([hook], tmp_path, meta=meta)
     runner.run([[1.0, 2.0, 3.0, 4.0, 10.0]])
     records = read_json(tmp_path)
     # The header describes the run; counters of a resumed meta are not copied into it.
-    assert records[0] == {'env_info': 'Python 3', 'config': 'model = 1', 'seed': 7}
-    assert [r['iter'] for r in records[1:]] == [2, 4]  # ignore_last drops the tail (iter 5)
+    assert records[0] == {"env_info": "Python 3", "config": "model = 1", "seed": 7}
+    assert [r["iter"] for r in records[1:]] == [2, 4]  # ignore_last drops the tail (iter 5)
     assert records[1] == {
-        'mode': 'train',
-        'epoch': 1,
-        'iter': 2,
-        'lr': 0.1,
-        'loss': 1.5,
-        'acc_train': 1.0,
-        'time': 0.5,
-        'data_time': 0.125,
+        "mode": "train",
+        "epoch": 1,
+        "iter": 2,
+        "lr": 0.1,
+        "loss": 1.5,
+        "acc_train": 1.0,
+        "time": 0.5,
+        "data_time": 0.125,
     }
-    assert records[2]['loss'] == 3.5
-    assert 'memory' not in records[1]  # CUDA only
+    assert records[2]["loss"] == 3.5
+    assert "memory" not in records[1]  # CUDA only
     line = runner.handler.lines[0]
     assert re.fullmatch(
-        r'Epoch \[1\]\[2/5\]\tlr: 1\.000e-01, eta: \d+:\d\d:\d\d, time: 0\.500, '
-        r'data_time: 0\.125, loss: 1\.5000, acc_train: 1\.0000',
+        r"Epoch \[1\]\[2/5\]\tlr: 1\.000e-01, eta: \d+:\d\d:\d\d, time: 0\.500, "
+        r"data_time: 0\.125, loss: 1\.5000, acc_train: 1\.0000",
         line,
     ), line
     # Only the JSON file is written: the .log text file belongs to the runner's logger.
-    assert sorted(os.listdir(tmp_path)) == [f'{TIMESTAMP}.log.json']
+    assert sorted(os.listdir(tmp_path)) == [f"{TIMESTAMP}.log.json"]
 
 
 def test_text_logger_rounds_floats(tmp_path):
     hook = TextLoggerHook(interval=1)
     runner = FakeRunner([hook], tmp_path)
     runner.run([[1 / 3]])
-    assert read_json(tmp_path)[0]['loss'] == 0.33333
+    assert read_json(tmp_path)[0]["loss"] == 0.33333
 
 
 def test_text_logger_keeps_tail_when_not_ignore_last(tmp_path):
@@ -181,23 +181,23 @@ def test_text_logger_keeps_tail_when_not_ignore_last(tmp_path):
     runner = FakeRunner([hook], tmp_path)
     runner.run([[1.0, 2.0, 3.0, 4.0, 10.0]])
     records = read_json(tmp_path)
-    assert [r['iter'] for r in records] == [2, 4, 5]
-    assert records[-1]['loss'] == 7.0  # mean of the last `interval` values (mmcv semantics)
+    assert [r["iter"] for r in records] == [2, 4, 5]
+    assert records[-1]["loss"] == 7.0  # mean of the last `interval` values (mmcv semantics)
 
 
 def test_text_logger_by_iter(tmp_path):
     hook = TextLoggerHook(interval=3, by_epoch=False)
     runner = FakeRunner([hook], tmp_path, iters_per_epoch=4, max_epochs=2)
     runner.run([[1.0] * 4, [2.0] * 4])
-    assert [r['iter'] for r in read_json(tmp_path)] == [3, 6]
-    assert runner.handler.lines[1].startswith('Iter [6/8]\tlr: 1.000e-01, eta: ')
+    assert [r["iter"] for r in read_json(tmp_path)] == [3, 6]
+    assert runner.handler.lines[1].startswith("Iter [6/8]\tlr: 1.000e-01, eta: ")
 
 
 def test_exp_name_printed(tmp_path):
     hook = TextLoggerHook(interval=2, interval_exp_name=4)
-    runner = FakeRunner([hook], tmp_path, meta={'exp_name': 'cfg.py'})
+    runner = FakeRunner([hook], tmp_path, meta={"exp_name": "cfg.py"})
     runner.run([[1.0] * 4])
-    assert runner.handler.lines.count('Exp name: cfg.py') == 1
+    assert runner.handler.lines.count("Exp name: cfg.py") == 1
 
 
 def test_eval_by_iter_is_a_separate_val_record(tmp_path):
@@ -208,20 +208,20 @@ def test_eval_by_iter_is_a_separate_val_record(tmp_path):
     runner = FakeRunner([ev, text, tb], tmp_path, iters_per_epoch=8, max_epochs=1)
     runner.run([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]])
     records = read_json(tmp_path)
-    modes = [(r['mode'], r['iter']) for r in records]
+    modes = [(r["mode"], r["iter"]) for r in records]
     # Train line first, then the val record of the same step; eval_iter_num is the loader length.
-    assert modes == [('train', 2), ('train', 4), ('val', 2), ('train', 6), ('train', 8), ('val', 2)]
+    assert modes == [("train", 2), ("train", 4), ("val", 2), ("train", 6), ("train", 8), ("val", 2)]
     for r in records:
-        if r['mode'] == 'train':
-            assert 'accuracy' not in r and r['loss'] > 0
+        if r["mode"] == "train":
+            assert "accuracy" not in r and r["loss"] > 0
         else:
-            assert set(r) == {'mode', 'epoch', 'iter', 'lr', 'accuracy'}
-    assert [r['accuracy'] for r in records if r['mode'] == 'val'] == [0.25, 0.75]
-    assert 'Iter(val) [2]\taccuracy: 0.2500' in runner.handler.lines
-    scalars = read_tb(tmp_path / 'tf_logs')
-    assert 'train/accuracy' not in scalars
-    assert scalars['val/accuracy'] == [(4, 0.25), (8, 0.75)]
-    assert scalars['train/loss'] == [(2, 1.5), (4, 3.5), (6, 5.5), (8, 7.5)]
+            assert set(r) == {"mode", "epoch", "iter", "lr", "accuracy"}
+    assert [r["accuracy"] for r in records if r["mode"] == "val"] == [0.25, 0.75]
+    assert "Iter(val) [2]\taccuracy: 0.2500" in runner.handler.lines
+    scalars = read_tb(tmp_path / "tf_logs")
+    assert "train/accuracy" not in scalars
+    assert scalars["val/accuracy"] == [(4, 0.25), (8, 0.75)]
+    assert scalars["train/loss"] == [(2, 1.5), (4, 3.5), (6, 5.5), (8, 7.5)]
 
 
 def test_eval_by_epoch_logs_val_record(tmp_path):
@@ -230,47 +230,47 @@ def test_eval_by_epoch_logs_val_record(tmp_path):
     runner = FakeRunner([ev, text], tmp_path, iters_per_epoch=3)
     runner.run([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     records = read_json(tmp_path)
-    assert [(r['mode'], r['epoch'], r['iter']) for r in records] == [
-        ('train', 1, 2),
-        ('val', 1, 2),
-        ('train', 2, 2),
-        ('val', 2, 2),
+    assert [(r["mode"], r["epoch"], r["iter"]) for r in records] == [
+        ("train", 1, 2),
+        ("val", 1, 2),
+        ("train", 2, 2),
+        ("val", 2, 2),
     ]
-    assert 'loss' not in records[1] and records[1]['accuracy'] == 0.5
-    assert 'Epoch(val) [1][2]\taccuracy: 0.5000' in runner.handler.lines
+    assert "loss" not in records[1] and records[1]["accuracy"] == 0.5
+    assert "Epoch(val) [1][2]\taccuracy: 0.5000" in runner.handler.lines
 
 
 def test_val_epoch_does_not_leak_into_train(tmp_path):
     """After a val epoch the next train record holds train values only, and vice versa."""
     hook = TextLoggerHook(interval=2)
     runner = FakeRunner([hook], tmp_path, iters_per_epoch=2)
-    runner.call('before_run')
+    runner.call("before_run")
     runner.train_epoch([1.0, 3.0, 100.0])  # the unlogged tail (100.0) must not reach val
     runner.val_epoch([0.5, 1.5])
     runner.train_epoch([5.0, 7.0])
     records = read_json(tmp_path)
-    assert [(r['mode'], r['epoch']) for r in records] == [('train', 1), ('val', 1), ('train', 2)]
-    assert records[1]['val_loss'] == 1.0
-    assert not {'loss', 'time', 'acc_train'} & set(records[1])
-    assert records[2]['loss'] == 6.0 and 'val_loss' not in records[2]
-    assert 'Epoch(val) [1][2]\tval_loss: 1.0000' in runner.handler.lines
+    assert [(r["mode"], r["epoch"]) for r in records] == [("train", 1), ("val", 1), ("train", 2)]
+    assert records[1]["val_loss"] == 1.0
+    assert not {"loss", "time", "acc_train"} & set(records[1])
+    assert records[2]["loss"] == 6.0 and "val_loss" not in records[2]
+    assert "Epoch(val) [1][2]\tval_loss: 1.0000" in runner.handler.lines
 
 
 def test_iter_mode_switch_clears_other_mode_values(tmp_path):
     """An iteration runner interleaves val iterations without epoch boundaries."""
     hook = TextLoggerHook(interval=2, by_epoch=False)
     runner = FakeRunner([hook], tmp_path)
-    runner.call('before_run')
-    runner.mode = 'val'
+    runner.call("before_run")
+    runner.mode = "val"
     hook.before_val_iter(runner)
-    runner.log_buffer.update({'loss': 1000.0, 'time': 9.0, 'data_time': 9.0})
-    runner.mode = 'train'
+    runner.log_buffer.update({"loss": 1000.0, "time": 9.0, "data_time": 9.0})
+    runner.mode = "train"
     for loss in (2.0, 4.0):
         hook.before_train_iter(runner)
-        runner.log_buffer.update({'loss': loss, 'time': 0.5, 'data_time': 0.125})
+        runner.log_buffer.update({"loss": loss, "time": 0.5, "data_time": 0.125})
         hook.after_train_iter(runner)
         runner.iter += 1
-    assert read_json(tmp_path)[0]['loss'] == 3.0
+    assert read_json(tmp_path)[0]["loss"] == 3.0
 
 
 def test_last_logger_resets_output_and_all_log_same_records(tmp_path):
@@ -280,34 +280,34 @@ def test_last_logger_resets_output_and_all_log_same_records(tmp_path):
     runner.run([[1.0, 2.0, 3.0, 4.0]])
     assert (a.reset_flag, b.reset_flag) == (False, True)
     assert runner.log_buffer.output == {} and not runner.log_buffer.ready
-    assert [r['loss'] for r in read_json(tmp_path)] == [1.5, 3.5]
-    assert read_tb(tmp_path / 'tf_logs')['train/loss'] == [(2, 1.5), (4, 3.5)]
+    assert [r["loss"] for r in read_json(tmp_path)] == [1.5, 3.5]
+    assert read_tb(tmp_path / "tf_logs")["train/loss"] == [(2, 1.5), (4, 3.5)]
 
 
 def test_nonzero_rank_writes_nothing(tmp_path):
     text = TextLoggerHook(interval=1)
     tb = TensorboardLoggerHook(interval=1)
-    runner = FakeRunner([text, tb], tmp_path, rank=1, meta={'seed': 1})
+    runner = FakeRunner([text, tb], tmp_path, rank=1, meta={"seed": 1})
     runner.run([[1.0, 2.0]])
     assert os.listdir(tmp_path) == []
     assert runner.handler.lines == []
 
 
 def test_text_logger_out_dir(tmp_path):
-    work = tmp_path / 'exp1'
+    work = tmp_path / "exp1"
     work.mkdir()
-    (work / 'cfg.py').write_text('x = 1\n')
-    (work / 'weights.pth').write_text('not a log')
-    hook = TextLoggerHook(interval=1, out_dir=str(tmp_path / 'remote'), keep_local=False)
+    (work / "cfg.py").write_text("x = 1\n")
+    (work / "weights.pth").write_text("not a log")
+    hook = TextLoggerHook(interval=1, out_dir=str(tmp_path / "remote"), keep_local=False)
     runner = FakeRunner([hook], work)
     runner.run([[1.0]])
-    remote = tmp_path / 'remote' / 'exp1'
-    assert sorted(os.listdir(remote)) == [f'{TIMESTAMP}.log.json', 'cfg.py']
-    assert sorted(os.listdir(work)) == ['weights.pth']
+    remote = tmp_path / "remote" / "exp1"
+    assert sorted(os.listdir(remote)) == [f"{TIMESTAMP}.log.json", "cfg.py"]
+    assert sorted(os.listdir(work)) == ["weights.pth"]
 
 
 def test_keep_local_false_needs_out_dir():
-    with pytest.raises(ValueError, match='out_dir'):
+    with pytest.raises(ValueError, match="out_dir"):
         TextLoggerHook(keep_local=False)
 
 
@@ -319,15 +319,19 @@ def test_loggable_tags_and_lr_dicts(tmp_path):
     hook = Dummy()
     runner = FakeRunner([hook], tmp_path)
     runner.log_buffer.output.update(
-        {'loss': torch.tensor(0.5), 'time': 1.0, 'per_class': [1, 2], 'note': 'hi'}
+        {"loss": torch.tensor(0.5), "time": 1.0, "per_class": [1, 2], "note": "hi"}
     )
-    assert hook.get_loggable_tags(runner) == {'train/loss': 0.5, 'learning_rate': 0.1, 'momentum': 0.9}
-    assert hook.get_loggable_tags(runner, allow_text=True, add_mode=False)['note'] == 'hi'
-    runner.current_lr = lambda: {'gen': [0.1], 'disc': [0.2]}
-    runner.current_momentum = lambda: {'gen': [0.9], 'disc': [0.8]}
+    assert hook.get_loggable_tags(runner) == {
+        "train/loss": 0.5,
+        "learning_rate": 0.1,
+        "momentum": 0.9,
+    }
+    assert hook.get_loggable_tags(runner, allow_text=True, add_mode=False)["note"] == "hi"
+    runner.current_lr = lambda: {"gen": [0.1], "disc": [0.2]}
+    runner.current_momentum = lambda: {"gen": [0.9], "disc": [0.8]}
     tags = hook.get_loggable_tags(runner)
-    assert tags['learning_rate/disc'] == 0.2 and tags['momentum/gen'] == 0.9
-    runner.mode = 'test'
+    assert tags["learning_rate/disc"] == 0.2 and tags["momentum/gen"] == 0.9
+    runner.mode = "test"
     with pytest.raises(ValueError, match="'test'"):
         hook.get_mode(runner)
 
@@ -339,7 +343,7 @@ def read_tb(log_dir):
     acc.Reload()
     return {
         tag: [(e.step, pytest.approx(e.value)) for e in acc.Scalars(tag)]
-        for tag in acc.Tags()['scalars']
+        for tag in acc.Tags()["scalars"]
     }
 
 
@@ -349,10 +353,16 @@ def test_tensorboard_tags_steps_values(tmp_path):
     runner = FakeRunner([ev, tb], tmp_path, iters_per_epoch=4)
     runner.run([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
     assert tb.writer is None  # closed in after_run
-    scalars = read_tb(tmp_path / 'tf_logs')
-    assert set(scalars) == {'train/loss', 'train/acc_train', 'val/accuracy', 'learning_rate', 'momentum'}
-    assert scalars['train/loss'] == [(2, 1.5), (4, 3.5), (6, 5.5), (8, 7.5)]
+    scalars = read_tb(tmp_path / "tf_logs")
+    assert set(scalars) == {
+        "train/loss",
+        "train/acc_train",
+        "val/accuracy",
+        "learning_rate",
+        "momentum",
+    }
+    assert scalars["train/loss"] == [(2, 1.5), (4, 3.5), (6, 5.5), (8, 7.5)]
     # The global step is the number of optimizer steps: val shares the last train step.
-    assert scalars['val/accuracy'] == [(4, 0.5), (8, 0.75)]
-    assert scalars['learning_rate'] == [(s, 0.1) for s in (2, 4, 6, 8)]
-    assert scalars['momentum'] == [(s, 0.9) for s in (2, 4, 6, 8)]
+    assert scalars["val/accuracy"] == [(4, 0.5), (8, 0.75)]
+    assert scalars["learning_rate"] == [(s, 0.1) for s in (2, 4, 6, 8)]
+    assert scalars["momentum"] == [(s, 0.9) for s in (2, 4, 6, 8)]

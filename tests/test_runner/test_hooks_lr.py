@@ -6,7 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from mmpar.runner.hooks import HOOKS
+from mmpar.runner import EpochBasedRunner
+from mmpar.runner.hooks import HOOKS, Hook
 from mmpar.runner.hooks.lr_updater import (
     CosineAnnealingLrUpdaterHook,
     CosineRestartLrUpdaterHook,
@@ -515,3 +516,68 @@ def test_bad_arguments_found_at_before_run():
         lrs_of(OneCycleLrUpdaterHook(max_lr=[1.0, 2.0]))
     with pytest.raises(ValueError, match="smaller than cyclic_times"):
         lrs_of(CyclicLrUpdaterHook(cyclic_times=9))
+
+
+# ------------------------------------------------------------------------------------------
+# With the real EpochBasedRunner
+# ------------------------------------------------------------------------------------------
+class TinyModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+        self.step_lrs = []  # LR in effect at every train_step
+
+    def train_step(self, data_batch, optimizer, **kwargs):
+        self.step_lrs.append(optimizer.param_groups[0]["lr"])
+        loss = self.fc(data_batch).pow(2).mean()
+        return dict(loss=loss, log_vars={"loss": loss.item()}, num_samples=len(data_batch))
+
+
+class EpochLrRecorder(Hook):
+    """A NORMAL-priority hook recording ``runner.current_lr()`` at each epoch start."""
+
+    def __init__(self):
+        self.lrs = []
+
+    def before_train_epoch(self, runner):
+        self.lrs.append(runner.current_lr())
+
+
+def _epoch_runner(tmp_path, max_epochs):
+    torch.manual_seed(0)
+    model = TinyModel()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    runner = EpochBasedRunner(
+        model, optimizer=optimizer, work_dir=str(tmp_path), max_epochs=max_epochs
+    )
+    runner.register_training_hooks(
+        lr_config=dict(policy="step", step=[1, 2], gamma=0.1),
+        optimizer_config=dict(grad_clip=None),
+    )
+    recorder = EpochLrRecorder()
+    runner.register_hook(recorder)
+    return runner, model, recorder
+
+
+def test_epoch_based_runner_step_policy(tmp_path):
+    loader = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=4)  # 2 iterations
+    runner, model, recorder = _epoch_runner(tmp_path, max_epochs=3)
+    assert any(isinstance(h, StepLrUpdaterHook) for h in runner.hooks)
+    runner.run([loader], [("train", 1)])
+    assert recorder.lrs == [approx([0.1]), approx([0.01]), approx([0.001])]
+    assert model.step_lrs == approx([0.1, 0.1, 0.01, 0.01, 0.001, 0.001])
+    assert runner.current_lr() == approx([0.001])
+
+
+def test_epoch_based_runner_resume_keeps_schedule(tmp_path):
+    loader = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=4)
+    first, _, _ = _epoch_runner(tmp_path / "a", max_epochs=2)
+    first.run([loader], [("train", 1)])
+    ckpt = first.save_checkpoint(str(tmp_path / "a"))
+
+    second, model, recorder = _epoch_runner(tmp_path / "b", max_epochs=3)
+    second.optimizer.param_groups[0]["lr"] = 0.5  # a rebuilt optimizer starts elsewhere
+    second.resume(ckpt)
+    second.run([loader], [("train", 1)])
+    assert recorder.lrs == [approx([0.001])]
+    assert model.step_lrs == approx([0.001, 0.001])

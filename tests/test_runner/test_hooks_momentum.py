@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch import nn
 
+from mmpar.runner import EpochBasedRunner
 from mmpar.runner.hooks import HOOKS
 from mmpar.runner.hooks.lr_updater import OneCycleLrUpdaterHook, annealing_cos
 from mmpar.runner.hooks.momentum_updater import (
@@ -369,3 +370,38 @@ def test_optimizer_without_momentum_is_rejected():
 def test_bad_arguments(make, exc, message):
     with pytest.raises(exc, match=message):
         make()
+
+
+# ------------------------------------------------------------------------------------------
+# With the real EpochBasedRunner
+# ------------------------------------------------------------------------------------------
+class TinyModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+        self.seen = []  # (lr, momentum) in effect at every train_step
+
+    def train_step(self, data_batch, optimizer, **kwargs):
+        group = optimizer.param_groups[0]
+        self.seen.append((group["lr"], group["betas"][0]))
+        loss = self.fc(data_batch).pow(2).mean()
+        return dict(loss=loss, log_vars={"loss": loss.item()}, num_samples=len(data_batch))
+
+
+def test_epoch_based_runner_lr_and_momentum_configs():
+    loader = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=4)  # 2 iterations
+    model = TinyModel()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1, betas=(0.9, 0.999))
+    runner = EpochBasedRunner(model, optimizer=optimizer, max_epochs=2)
+    runner.register_training_hooks(
+        lr_config=dict(policy="LinearAnnealing", min_lr=0.0, by_epoch=False),
+        momentum_config=dict(policy="CosineAnnealing", min_momentum_ratio=0.5, by_epoch=False),
+        optimizer_config=dict(grad_clip=None),
+    )
+    runner.run([loader], [("train", 1)])
+    c = math.cos(math.pi / 4)
+    expected_momentum = [0.9, 0.45 + 0.225 * (1 + c), 0.675, 0.45 + 0.225 * (1 - c)]
+    assert [lr for lr, _ in model.seen] == approx([0.1, 0.075, 0.05, 0.025])
+    assert [m for _, m in model.seen] == approx(expected_momentum)
+    assert runner.current_momentum() == approx([expected_momentum[-1]])
+    assert optimizer.param_groups[0]["betas"][1] == 0.999

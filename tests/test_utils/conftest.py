@@ -13,7 +13,7 @@ def write(tmp_path):
     def _write(relpath: str, text: str) -> Path:
         path = tmp_path / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip('\n'))
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
         return path
 
     return _write

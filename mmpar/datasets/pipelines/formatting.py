@@ -34,7 +34,9 @@ def to_tensor(data: Any) -> torch.Tensor:
     if isinstance(data, torch.Tensor):
         return data
     if isinstance(data, np.ndarray):
-        return torch.from_numpy(np.ascontiguousarray(data))
+        # np.ascontiguousarray turns 0-d arrays (e.g. CIFAR labels) into shape (1,); 0-d arrays
+        # are always contiguous, so only copy non-contiguous ones.
+        return torch.from_numpy(data if data.flags.c_contiguous else np.ascontiguousarray(data))
     if isinstance(data, (bool, np.bool_)):
         return torch.tensor(bool(data))
     if isinstance(data, numbers.Integral):

@@ -38,7 +38,7 @@ def read_image(path: str, color_type: str = "color", channel_order: str = "rgb")
             mode = _COLOR_MODES[color_type]
             if mode is not None and img.mode != mode:
                 img = img.convert(mode)
-            array = np.asarray(img)
+            array = np.array(img)  # a writable copy (torch.from_numpy warns on read-only)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
         raise OSError(
             f"cannot decode image file {path!r} ({err}); the file is corrupt or not an image. "

@@ -41,22 +41,18 @@ def parse_losses(losses: dict) -> tuple[torch.Tensor, OrderedDict]:
         raise KeyError(f'no loss term: none of {list(log_vars)} contains "loss"')
     log_vars["loss"] = loss
 
-    distributed = torch_dist.is_available() and torch_dist.is_initialized()
-    if distributed:
-        world_size = torch_dist.get_world_size()
+    if torch_dist.is_available() and torch_dist.is_initialized():
+        from mmpar.runner.dist_utils import all_reduce_dict  # lazy: models do not need the runner
+
         count = torch.tensor(len(log_vars), device=loss.device)
         torch_dist.all_reduce(count)
-        if int(count) != len(log_vars) * world_size:
+        if int(count) != len(log_vars) * torch_dist.get_world_size():
             raise RuntimeError(
                 f"ranks logged different loss terms (this rank: {list(log_vars)}); every rank "
                 f"must return the same keys from the head"
             )
-    out: OrderedDict[str, float] = OrderedDict()
-    for name, value in log_vars.items():
-        value = value.detach().clone()
-        if distributed:
-            torch_dist.all_reduce(value.div_(world_size))
-        out[name] = value.item()
+        log_vars = all_reduce_dict({k: v.detach() for k, v in log_vars.items()}, op="mean")
+    out: OrderedDict[str, float] = OrderedDict((k, float(v.item())) for k, v in log_vars.items())
     return loss, out
 
 

@@ -1,1 +1,160 @@
-"""(being written) hook family: checkpoint."""
+"""CheckpointHook: periodic checkpoints with rotation of the files it wrote."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any
+
+import torch
+
+from .hook import HOOKS, Hook
+
+
+@HOOKS.register_module()
+class CheckpointHook(Hook):
+    """Save checkpoints every ``interval`` epochs or iterations (mmcv 1.x arguments).
+
+    Checkpoints are written atomically by ``runner.save_checkpoint`` and ``latest.pth`` points
+    at the newest. With ``max_keep_ckpts > 0`` older checkpoints are deleted, but only files
+    this hook wrote (the list survives resume through :meth:`state_dict`) and never the
+    checkpoint recorded as best (``runner.meta['hook_msgs']['best_ckpt']``). Only rank 0
+    writes.
+
+    Args:
+        interval: Save every ``interval`` epochs (``by_epoch``) or iterations; ``-1``: never
+            periodically (only the last one, with ``save_last``).
+        by_epoch: Count epochs (True) or iterations (False). With an epoch-based runner,
+            ``by_epoch=False`` saves mid-epoch checkpoints that resume mid-epoch.
+        save_optimizer: Include the optimizer state.
+        out_dir: Root directory; checkpoints go to ``out_dir/<work_dir name>``. Default:
+            ``runner.work_dir``.
+        max_keep_ckpts: Keep at most this many periodic checkpoints (``-1``: all).
+        save_last: Also save at the last epoch/iteration.
+        sync_buffer: All-reduce (average) floating-point buffers across ranks before saving.
+        file_client_args: Accepted for mmcv 1.x compatibility; only local paths are supported.
+        **kwargs: ``filename_tmpl`` (default ``'epoch_{}.pth'``/``'iter_{}.pth'``),
+            ``create_symlink`` (default True), ``meta``.
+
+    Needs from the runner: ``work_dir``, ``epoch``/``iter``, ``rank``, ``meta``,
+    ``save_checkpoint``.
+    """
+
+    def __init__(
+        self,
+        interval: int = -1,
+        by_epoch: bool = True,
+        save_optimizer: bool = True,
+        out_dir: str | None = None,
+        max_keep_ckpts: int = -1,
+        save_last: bool = True,
+        sync_buffer: bool = False,
+        file_client_args: dict | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(interval, bool) or not isinstance(interval, int):
+            raise TypeError(f"interval must be an int, but got {type(interval).__name__}")
+        unknown = set(kwargs) - {"filename_tmpl", "create_symlink", "meta"}
+        if unknown:
+            raise TypeError(
+                f"CheckpointHook got unknown arguments {sorted(unknown)}; extra arguments may be "
+                "filename_tmpl, create_symlink and meta"
+            )
+        if file_client_args is not None:
+            warnings.warn(
+                "CheckpointHook: file_client_args is ignored; mmpar writes to local paths only",
+                stacklevel=2,
+            )
+        self.interval = interval
+        self.by_epoch = by_epoch
+        self.save_optimizer = save_optimizer
+        self.out_dir = out_dir
+        self.max_keep_ckpts = max_keep_ckpts
+        self.save_last = save_last
+        self.sync_buffer = sync_buffer
+        self.args = kwargs
+        self.written: list[str] = []  # file names this hook wrote, oldest first
+
+    def before_run(self, runner: Any) -> None:
+        """Resolve the output directory."""
+        if self.out_dir is None:
+            self.out_dir = runner.work_dir
+        elif runner.work_dir is not None:
+            self.out_dir = os.path.join(
+                self.out_dir, os.path.basename(runner.work_dir.rstrip(os.sep))
+            )
+        if self.out_dir is None:
+            raise ValueError("CheckpointHook needs out_dir or a runner with a work_dir")
+        runner.logger.info("Checkpoints will be saved to %s", self.out_dir)
+
+    def after_train_epoch(self, runner: Any) -> None:
+        """Save at epoch intervals (``by_epoch=True``)."""
+        if self.by_epoch and (
+            self.every_n_epochs(runner, self.interval)
+            or (self.save_last and self.is_last_epoch(runner))
+        ):
+            self._save_checkpoint(runner)
+
+    def after_train_iter(self, runner: Any) -> None:
+        """Save at iteration intervals (``by_epoch=False``)."""
+        if not self.by_epoch and (
+            self.every_n_iters(runner, self.interval)
+            or (self.save_last and self.is_last_iter(runner))
+        ):
+            self._save_checkpoint(runner)
+
+    def _sync_buffers(self, runner: Any) -> None:
+        dist = torch.distributed
+        if not (dist.is_available() and dist.is_initialized()) or runner.world_size <= 1:
+            return
+        for buf in runner.model.buffers():
+            if buf.is_floating_point():
+                dist.all_reduce(buf)
+                buf.div_(runner.world_size)
+
+    def _save_checkpoint(self, runner: Any) -> None:
+        if self.sync_buffer:
+            self._sync_buffers(runner)
+        if runner.rank != 0:
+            return
+        default_tmpl = "epoch_{}.pth" if self.by_epoch else "iter_{}.pth"
+        number = runner.epoch + 1 if self.by_epoch else runner.iter + 1
+        filename = self.args.get("filename_tmpl", default_tmpl).format(number)
+        # Recorded before saving so the checkpoint's own hook state lists itself.
+        if filename in self.written:
+            self.written.remove(filename)
+        self.written.append(filename)
+        # Pass the finished name (braces escaped): the runner formats with the epoch number.
+        path = runner.save_checkpoint(
+            self.out_dir,
+            filename_tmpl=filename.replace("{", "{{").replace("}", "}}"),
+            save_optimizer=self.save_optimizer,
+            meta=self.args.get("meta"),
+            create_symlink=self.args.get("create_symlink", True),
+        )
+        if runner.meta is not None:
+            runner.meta.setdefault("hook_msgs", {})["last_ckpt"] = path or os.path.join(
+                self.out_dir, filename
+            )
+        self._rotate(runner, filename)
+
+    def _rotate(self, runner: Any, current: str) -> None:
+        if self.max_keep_ckpts <= 0:
+            return
+        best = ((runner.meta or {}).get("hook_msgs") or {}).get("best_ckpt")
+        best_name = os.path.basename(best) if best else None
+        while len(self.written) > self.max_keep_ckpts:
+            old = self.written.pop(0)
+            if old in (current, best_name):
+                continue
+            path = os.path.join(self.out_dir, old)
+            if os.path.isfile(path):
+                os.remove(path)
+
+    def state_dict(self) -> dict:
+        """The names of the checkpoints this hook wrote (for rotation after resume)."""
+        return {"written": list(self.written)} if self.written else {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore the list of written checkpoints."""
+        self.written = list(state.get("written", []))

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from .evaluation import MissingMetricError
 from .hook import HOOKS, Hook
 
 
@@ -25,9 +26,9 @@ class EarlyStoppingHook(Hook):
     non-finite score counts as no improvement. In distributed runs only rank 0 has metrics; its
     decision is broadcast so every rank stops at the same point.
 
-    Its default priority is ``VERY_LOW`` (``priority`` class attribute) so that it runs after the
-    evaluation hook, which ``train_model`` registers at ``LOW`` after the custom hooks; if it ran
-    first it would only see the results one stage later.
+    Register it after the evaluation hook, e.g. ``priority='VERY_LOW'`` (``train_model``
+    registers the evaluation hook at ``LOW`` after the custom hooks): registered before it, it
+    still works but sees each result one stage later.
 
     Args:
         monitor: Name of the metric returned by ``dataset.evaluate`` (or of a val log var).
@@ -36,8 +37,6 @@ class EarlyStoppingHook(Hook):
         min_delta: Minimum change that counts as an improvement (>= 0).
         stopping_threshold: Stop as soon as the metric reaches this value (optional).
     """
-
-    priority = "VERY_LOW"
 
     def __init__(
         self,
@@ -96,7 +95,7 @@ class EarlyStoppingHook(Hook):
             return
         buf = runner.log_buffer
         if self.monitor not in buf.val_history:
-            raise KeyError(
+            raise MissingMetricError(
                 f"EarlyStoppingHook: monitor={self.monitor!r} is not logged by the val epoch "
                 f"(logged: {list(buf.val_history)}) and no EvalHook is registered"
             )
@@ -121,7 +120,7 @@ class EarlyStoppingHook(Hook):
             if runner.rank == 0:
                 results = hook.last_eval_res or {}
                 if self.monitor not in results:
-                    raise KeyError(
+                    raise MissingMetricError(
                         f"EarlyStoppingHook: monitor={self.monitor!r} is not among the metrics "
                         f"returned by {type(hook.dataloader.dataset).__name__}.evaluate: "
                         f"{list(results)}; set monitor to one of them"

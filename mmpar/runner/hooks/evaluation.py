@@ -18,6 +18,16 @@ from .hook import HOOKS, Hook
 _BN_TYPES = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
 
 
+class MissingMetricError(KeyError):
+    """A metric asked for by name is not among those an evaluation returned.
+
+    A ``KeyError`` (for ``except KeyError`` callers) whose message prints as written.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def _default_single_test(model: nn.Module, data_loader: DataLoader) -> list:
     from mmpar.apis.test import single_device_test  # lazy: apis imports the runner
 
@@ -256,7 +266,7 @@ class EvalHook(Hook):
         """Score ``results``, put the metrics in the log buffer, return the ``save_best`` score.
 
         Raises:
-            KeyError: ``save_best`` names a metric that ``evaluate`` did not return.
+            MissingMetricError: ``save_best`` names a metric that ``evaluate`` did not return.
         """
         eval_res = self.dataloader.dataset.evaluate(
             results, logger=runner.logger, **self.eval_kwargs
@@ -283,7 +293,7 @@ class EvalHook(Hook):
         if self.key_indicator == "auto":
             self._init_rule(self.rule, next(iter(eval_res)))
         if self.key_indicator not in eval_res:
-            raise KeyError(
+            raise MissingMetricError(
                 f"{type(self).__name__}: save_best={self.key_indicator!r} is not among the "
                 f"metrics returned by {type(self.dataloader.dataset).__name__}.evaluate: "
                 f'{list(eval_res)}; set save_best to one of them or "auto"'

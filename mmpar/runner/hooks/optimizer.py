@@ -1,1 +1,296 @@
-"""(being written) hook family: optimizer."""
+"""Optimizer hooks: backward, gradient clipping and optimizer step after each train step.
+
+``OptimizerHook`` is the plain one; ``GradientCumulativeOptimizerHook`` steps every N
+iterations; ``Fp16OptimizerHook`` runs ``train_step`` under ``torch.autocast`` (fp16 + a
+GradScaler on CUDA, bf16 without a scaler on CPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any, Union
+
+import torch
+from torch.nn.utils import clip_grad_norm_
+from torch.optim import Optimizer
+
+from .hook import HOOKS, Hook
+
+_BATCH_NORMS = (
+    torch.nn.BatchNorm1d,
+    torch.nn.BatchNorm2d,
+    torch.nn.BatchNorm3d,
+    torch.nn.SyncBatchNorm,
+)
+
+
+def _optimizers(runner: Any) -> dict[str, Optimizer]:
+    """The runner's optimizer(s) as a name → optimizer dict."""
+    optimizer = runner.optimizer
+    if optimizer is None:
+        raise RuntimeError("the optimizer hook needs runner.optimizer, but the runner has none")
+    return optimizer if isinstance(optimizer, dict) else {"": optimizer}
+
+
+def _loss(runner: Any) -> torch.Tensor:
+    loss = runner.outputs.get("loss") if isinstance(runner.outputs, dict) else None
+    if not isinstance(loss, torch.Tensor):
+        raise TypeError(
+            f'runner.outputs["loss"] must be a tensor to back-propagate, got {type(loss).__name__}'
+        )
+    return loss
+
+
+@HOOKS.register_module()
+class OptimizerHook(Hook):
+    """Zero the gradients, back-propagate ``outputs['loss']``, clip, and step.
+
+    A dict of optimizers (GANs, multi-part models) is supported: the loss is back-propagated
+    once and every optimizer steps.
+
+    Args:
+        grad_clip: Keyword arguments of ``torch.nn.utils.clip_grad_norm_`` (e.g.
+            ``dict(max_norm=35, norm_type=2)``); the norm before clipping is logged as
+            ``grad_norm``. None disables clipping.
+        detect_anomalous_params: Log the parameters that get no gradient from the loss
+            (slow; for debugging DDP "unused parameters" errors).
+
+    Needs from the runner: ``outputs['loss']``, ``optimizer``, ``model``, ``log_buffer``.
+    """
+
+    def __init__(
+        self, grad_clip: dict | None = None, detect_anomalous_params: bool = False
+    ) -> None:
+        if grad_clip is not None and not isinstance(grad_clip, dict):
+            raise TypeError(
+                f"grad_clip must be a dict of clip_grad_norm_ arguments (e.g. dict(max_norm=35)) "
+                f"or None, but got {type(grad_clip).__name__}"
+            )
+        self.grad_clip = grad_clip
+        self.detect_anomalous_params = detect_anomalous_params
+
+    def clip_grads(self, params: Any) -> torch.Tensor | None:
+        """Clip the gradients of ``params`` in place; return the total norm (None if no grads)."""
+        params = [p for p in params if p.requires_grad and p.grad is not None]
+        if not params:
+            return None
+        return clip_grad_norm_(params, **self.grad_clip)  # type: ignore[arg-type]
+
+    def _clip_and_log(self, runner: Any) -> None:
+        if self.grad_clip is None:
+            return
+        grad_norm = self.clip_grads(runner.model.parameters())
+        if grad_norm is not None:
+            runner.log_buffer.update(
+                {"grad_norm": float(grad_norm)}, runner.outputs.get("num_samples", 1)
+            )
+
+    def after_train_iter(self, runner: Any) -> None:
+        """Backward, clip and step."""
+        optimizers = _optimizers(runner)
+        for optim in optimizers.values():
+            optim.zero_grad()
+        loss = _loss(runner)
+        if self.detect_anomalous_params:
+            self.detect_anomalous_parameters(loss, runner)
+        loss.backward()
+        self._clip_and_log(runner)
+        for optim in optimizers.values():
+            optim.step()
+
+    def detect_anomalous_parameters(self, loss: torch.Tensor, runner: Any) -> list[str]:
+        """Log and return the names of trainable parameters the loss does not depend on."""
+        reached = set()
+        seen = set()
+        stack = [loss.grad_fn]
+        while stack:
+            fn = stack.pop()
+            if fn is None or fn in seen:
+                continue
+            seen.add(fn)
+            variable = getattr(fn, "variable", None)  # AccumulateGrad nodes hold the leaf
+            if variable is not None:
+                reached.add(id(variable))
+            stack.extend(next_fn for next_fn, _ in fn.next_functions)
+        logger = getattr(runner, "logger", None) or logging.getLogger("mmpar")
+        unused = []
+        for name, param in runner.model.named_parameters():
+            if param.requires_grad and id(param) not in reached:
+                unused.append(name)
+                logger.error(
+                    "%s (shape %s) is not used to compute the loss", name, tuple(param.shape)
+                )
+        return unused
+
+
+@HOOKS.register_module()
+class GradientCumulativeOptimizerHook(OptimizerHook):
+    """Accumulate gradients over ``cumulative_iters`` iterations before each step.
+
+    The loss is divided by the number of iterations in its window, so the step uses the mean
+    gradient. Windows restart at each epoch (epoch-based runners) and a step is also made at
+    the end of the epoch and of training; the last, shorter window of an epoch (or of
+    training) divides by its own length. Resuming in the middle of a window loses that
+    window's partial gradients: save checkpoints at multiples of ``cumulative_iters``.
+
+    Args:
+        cumulative_iters: Iterations per optimizer step.
+        **kwargs: :class:`OptimizerHook` arguments.
+    """
+
+    def __init__(self, cumulative_iters: int = 1, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(cumulative_iters, bool) or not isinstance(cumulative_iters, int):
+            raise TypeError(f"cumulative_iters must be an int, got {type(cumulative_iters)}")
+        if cumulative_iters <= 0:
+            raise ValueError(f"cumulative_iters must be positive, got {cumulative_iters}")
+        self.cumulative_iters = cumulative_iters
+
+    def before_run(self, runner: Any) -> None:
+        """Start from zero gradients; warn about settings that change the maths."""
+        for optim in _optimizers(runner).values():
+            optim.zero_grad()
+        if self.cumulative_iters > 1 and any(
+            isinstance(m, _BATCH_NORMS) for m in runner.model.modules()
+        ):
+            runner.logger.warning(
+                "GradientCumulativeOptimizerHook: BatchNorm statistics still use the per-step "
+                "batch, so results differ from training with the larger batch"
+            )
+
+    def _window(self, runner: Any) -> tuple[int, int]:
+        """Return (position, total) of the iteration that just ran within its horizon."""
+        if runner.max_epochs is not None and runner.data_loader is not None:
+            return runner.inner_iter, len(runner.data_loader)
+        return runner.iter, runner.max_iters
+
+    def after_train_iter(self, runner: Any) -> None:
+        """Back-propagate the scaled loss; step at the end of each window."""
+        n = self.cumulative_iters
+        pos, total = self._window(runner)
+        remainder = total % n
+        divisor = n if pos < total - remainder else remainder
+        (_loss(runner) / divisor).backward()
+        if (pos + 1) % n == 0 or pos + 1 == total:
+            self._clip_and_log(runner)
+            for optim in _optimizers(runner).values():
+                optim.step()
+                optim.zero_grad()
+
+
+def _make_grad_scaler(loss_scale: Union[str, float, dict]) -> Any:
+    kwargs: dict = {}
+    if isinstance(loss_scale, dict):
+        kwargs = dict(loss_scale)
+    elif isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool):
+        kwargs = {"init_scale": float(loss_scale)}
+    elif loss_scale != "dynamic":
+        raise ValueError(
+            f"loss_scale must be 'dynamic', a number (static scale) or a dict of GradScaler "
+            f"arguments, but got {loss_scale!r}"
+        )
+    if hasattr(torch.amp, "GradScaler"):  # torch >= 2.3
+        return torch.amp.GradScaler("cuda", **kwargs)
+    return torch.cuda.amp.GradScaler(**kwargs)
+
+
+@HOOKS.register_module()
+class Fp16OptimizerHook(OptimizerHook):
+    """Mixed precision with ``torch.autocast``: fp16 + GradScaler on CUDA, bf16 on CPU.
+
+    The hook provides ``train_step_context(runner)``; the runner enters that context around
+    ``model.train_step``, so the forward pass runs under autocast while backward and the
+    optimizer step (here, in ``after_train_iter``) run outside it. On CUDA the loss is scaled
+    by a ``GradScaler`` whose state is checkpointed (``state_dict``). On CPU, bf16 needs no
+    scaler and ``loss_scale`` is ignored.
+
+    Args:
+        grad_clip: As :class:`OptimizerHook` (gradients are unscaled before clipping).
+        coalesce: Accepted for mmcv 1.x compatibility; unused (DDP reduces gradients).
+        bucket_size_mb: Accepted for mmcv 1.x compatibility; unused.
+        loss_scale: ``'dynamic'``, a float for a static scale, or ``GradScaler`` kwargs.
+        distributed: Accepted for mmcv 1.x compatibility; unused.
+    """
+
+    def __init__(
+        self,
+        grad_clip: dict | None = None,
+        coalesce: bool = True,
+        bucket_size_mb: int = -1,
+        loss_scale: Union[str, float, dict] = "dynamic",
+        distributed: bool = True,
+    ) -> None:
+        super().__init__(grad_clip=grad_clip)
+        if not (
+            loss_scale == "dynamic"
+            or isinstance(loss_scale, dict)
+            or (isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool))
+        ):
+            raise ValueError(
+                f"loss_scale must be 'dynamic', a number or a dict, but got {loss_scale!r}"
+            )
+        self.loss_scale = loss_scale
+        self.loss_scaler: Any = None
+        self.device_type: str | None = None
+        self.dtype: torch.dtype | None = None
+        self._pending_scaler_state: dict | None = None
+
+    def before_run(self, runner: Any) -> None:
+        """Pick the autocast device/dtype from the model's parameters; build the scaler."""
+        param = next(runner.model.parameters(), None)
+        device_type = param.device.type if param is not None else "cpu"
+        if device_type == "cuda":
+            self.device_type, self.dtype = "cuda", torch.float16
+            self.loss_scaler = _make_grad_scaler(self.loss_scale)
+            if self._pending_scaler_state is not None:
+                self.loss_scaler.load_state_dict(self._pending_scaler_state)
+                self._pending_scaler_state = None
+        else:
+            self.device_type, self.dtype = device_type, torch.bfloat16
+            self.loss_scaler = None
+
+    def train_step_context(self, runner: Any) -> contextlib.AbstractContextManager:
+        """Autocast context the runner enters around ``train_step``."""
+        if self.device_type is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device_type, dtype=self.dtype)
+
+    def after_train_iter(self, runner: Any) -> None:
+        """Backward (scaled on CUDA), unscale + clip, step, update the scale."""
+        if self.loss_scaler is None:
+            super().after_train_iter(runner)
+            return
+        optimizers = _optimizers(runner)
+        for optim in optimizers.values():
+            optim.zero_grad()
+        self.loss_scaler.scale(_loss(runner)).backward()
+        if self.grad_clip is not None:
+            for optim in optimizers.values():
+                self.loss_scaler.unscale_(optim)
+            self._clip_and_log(runner)
+        for optim in optimizers.values():
+            self.loss_scaler.step(optim)  # skipped when gradients overflowed
+        if isinstance(self.loss_scale, (int, float)):
+            self.loss_scaler.update(float(self.loss_scale))  # static scale
+        else:
+            self.loss_scaler.update()
+        runner.log_buffer.update({"loss_scale": float(self.loss_scaler.get_scale())})
+
+    def state_dict(self) -> dict:
+        """The GradScaler state (empty on CPU)."""
+        if self.loss_scaler is not None:
+            return {"loss_scaler": self.loss_scaler.state_dict()}
+        if self._pending_scaler_state is not None:
+            return {"loss_scaler": self._pending_scaler_state}
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore the GradScaler state (kept until ``before_run`` builds the scaler)."""
+        scaler_state = state.get("loss_scaler")
+        if scaler_state is None:
+            return
+        if self.loss_scaler is not None:
+            self.loss_scaler.load_state_dict(scaler_state)
+        else:
+            self._pending_scaler_state = scaler_state

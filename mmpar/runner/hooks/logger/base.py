@@ -136,7 +136,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         allow_scalar: bool = True,
         allow_text: bool = False,
         add_mode: bool = True,
-        tags_to_skip: tuple[str, ...] = ("time", "data_time"),
+        tags_to_skip: tuple[str, ...] = ("time", "data_time", "eval_iter_num"),
     ) -> dict[str, Any]:
         """Return the output values as ``{tag: value}`` plus the lr and momentum tags.
 

@@ -1,0 +1,61 @@
+"""OPTIMIZERS / OPTIMIZER_BUILDERS registries and build_optimizer (mmcv 1.x API)."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any
+
+import torch
+
+from mmpar.utils.registry import Registry
+
+OPTIMIZERS = Registry("optimizer")
+OPTIMIZER_BUILDERS = Registry("optimizer builder")
+
+
+def register_torch_optimizers() -> list[str]:
+    """Register every optimizer class in ``torch.optim``; return their names."""
+    names = []
+    for name in dir(torch.optim):
+        obj = getattr(torch.optim, name)
+        if (
+            not name.startswith("_")
+            and inspect.isclass(obj)
+            and issubclass(obj, torch.optim.Optimizer)
+            and obj is not torch.optim.Optimizer
+        ):
+            OPTIMIZERS.register_module(module=obj)
+            names.append(name)
+    return names
+
+
+TORCH_OPTIMIZERS = register_torch_optimizers()
+
+
+def build_optimizer_constructor(cfg: dict) -> Any:
+    """Build an optimizer constructor from ``cfg`` (registry ``OPTIMIZER_BUILDERS``)."""
+    return OPTIMIZER_BUILDERS.build(cfg)
+
+
+def build_optimizer(model: torch.nn.Module, cfg: dict) -> torch.optim.Optimizer:
+    """Build an optimizer for ``model`` from a config dict.
+
+    Args:
+        model: The model (module wrappers are unwrapped by the constructor).
+        cfg: e.g. ``dict(type='SGD', lr=0.1, momentum=0.9, weight_decay=1e-4,
+            paramwise_cfg=dict(bias_lr_mult=2.0))``; ``constructor`` names a custom
+            constructor (default ``DefaultOptimizerConstructor``).
+
+    Returns:
+        The optimizer.
+    """
+    if not isinstance(cfg, dict):
+        raise TypeError(f"optimizer config must be a dict, but got {type(cfg).__name__}")
+    optimizer_cfg = copy.deepcopy(cfg)
+    constructor_type = optimizer_cfg.pop("constructor", "DefaultOptimizerConstructor")
+    paramwise_cfg = optimizer_cfg.pop("paramwise_cfg", None)
+    constructor = build_optimizer_constructor(
+        {"type": constructor_type, "optimizer_cfg": optimizer_cfg, "paramwise_cfg": paramwise_cfg}
+    )
+    return constructor(model)

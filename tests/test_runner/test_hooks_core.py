@@ -1,0 +1,352 @@
+import logging
+import os
+
+import pytest
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+from mmpar.runner import (
+    CheckpointHook,
+    DistSamplerSeedHook,
+    Fp16OptimizerHook,
+    GradientCumulativeOptimizerHook,
+    Hook,
+    IterTimerHook,
+    NanGuardHook,
+    OptimizerHook,
+)
+
+
+def _weights(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+# -------------------------------------------------------------------------- OptimizerHook
+def test_optimizer_hook_matches_manual_step(make_runner, make_loader, toy_model):
+    manual = type(toy_model)()
+    manual.load_state_dict(toy_model.state_dict())
+    manual_opt = torch.optim.SGD(manual.parameters(), lr=0.01, momentum=0.9)
+    loader = make_loader(12, 4)
+    for batch in loader:
+        manual_opt.zero_grad()
+        manual.train_step(batch, manual_opt)["loss"].backward()
+        manual_opt.step()
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(OptimizerHook(), "ABOVE_NORMAL")
+    runner.run([loader], [("train", 1)])
+    for k, v in manual.state_dict().items():
+        assert torch.equal(toy_model.state_dict()[k], v)
+
+
+def test_grad_clip_clips_and_logs_grad_norm(make_runner, make_loader, toy_model):
+    runner = make_runner(max_epochs=1, lr=1.0)
+    runner.register_hook(OptimizerHook(grad_clip=dict(max_norm=1e-3)), "ABOVE_NORMAL")
+    before = _weights(toy_model)
+    runner.run([make_loader(4, 4)], [("train", 1)])
+    assert runner.log_buffer.val_history["grad_norm"][0] > 1e-3  # norm before clipping
+    delta = torch.cat([(toy_model.state_dict()[k] - before[k]).flatten() for k in before])
+    assert delta.norm() <= 1e-3 * 1.0001  # one step of lr 1 with a clipped gradient
+    with pytest.raises(TypeError, match="grad_clip must be a dict"):
+        OptimizerHook(grad_clip=35)
+
+
+class TwoPart(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.unused = nn.Linear(4, 4), nn.Linear(4, 1), nn.Linear(1, 1)
+
+    def train_step(self, batch, optimizer):
+        x, y = batch
+        loss = ((self.b(self.a(x)).squeeze(-1) - y) ** 2).mean()
+        return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
+
+
+def test_dict_of_optimizers_and_anomalous_params(make_runner, make_loader, test_logger, caplog):
+    model = TwoPart()
+    opts = {
+        "a": torch.optim.SGD(model.a.parameters(), lr=0.1),
+        "b": torch.optim.SGD(model.b.parameters(), lr=0.1),
+    }
+    before = _weights(model)
+    runner = make_runner(model=model, optimizer=opts, max_epochs=1)
+    runner.register_hook(OptimizerHook(detect_anomalous_params=True), "ABOVE_NORMAL")
+    with caplog.at_level(logging.ERROR, logger=test_logger.name):
+        runner.run([make_loader(4, 4)], [("train", 1)])
+    after = model.state_dict()
+    assert not torch.equal(after["a.weight"], before["a.weight"])
+    assert not torch.equal(after["b.weight"], before["b.weight"])
+    assert "unused.weight" in caplog.text and "a.weight" not in caplog.text
+
+
+# ------------------------------------------------------------------- gradient accumulation
+def test_gradient_cumulative_matches_manual_windows(make_runner, make_loader, toy_model):
+    manual = type(toy_model)()
+    manual.load_state_dict(toy_model.state_dict())
+    opt = torch.optim.SGD(manual.parameters(), lr=0.1)
+    loader = make_loader(10, 2)  # 5 batches per epoch: windows of 2, 2 and 1
+    for _ in range(2):
+        batches = list(loader)
+        for window in (batches[0:2], batches[2:4], batches[4:5]):
+            opt.zero_grad()
+            for batch in window:
+                (manual.train_step(batch, opt)["loss"] / len(window)).backward()
+            opt.step()
+    runner = make_runner(max_epochs=2, optimizer=torch.optim.SGD(toy_model.parameters(), lr=0.1))
+    runner.register_hook(GradientCumulativeOptimizerHook(cumulative_iters=2), "ABOVE_NORMAL")
+    runner.run([loader], [("train", 1)])
+    for k, v in manual.state_dict().items():
+        assert torch.allclose(toy_model.state_dict()[k], v, atol=1e-7), k
+    with pytest.raises(ValueError, match="positive"):
+        GradientCumulativeOptimizerHook(cumulative_iters=0)
+
+
+# ----------------------------------------------------------------------------------- fp16
+class AutocastProbe(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 1)
+        self.seen = []
+
+    def train_step(self, batch, optimizer):
+        x, y = batch
+        out = self.linear(x)
+        self.seen.append((torch.is_autocast_enabled("cpu"), out.dtype))
+        loss = ((out.float().squeeze(-1) - y) ** 2).mean()
+        return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
+
+
+def test_fp16_hook_runs_train_step_under_bf16_autocast_on_cpu(make_runner, make_loader):
+    model = AutocastProbe()
+    before = _weights(model)
+    runner = make_runner(model=model, max_epochs=1)
+    hook = Fp16OptimizerHook(grad_clip=dict(max_norm=10))
+    runner.register_hook(hook, "ABOVE_NORMAL")
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    assert model.seen == [(True, torch.bfloat16)] * 2
+    assert not torch.is_autocast_enabled("cpu")  # only around train_step
+    assert not torch.equal(model.linear.weight, before["linear.weight"])
+    assert hook.loss_scaler is None and hook.state_dict() == {}
+    with pytest.raises(ValueError, match="loss_scale must be 'dynamic'"):
+        Fp16OptimizerHook(loss_scale="auto")
+
+
+def test_fp16_scaler_state_kept_until_scaler_exists():
+    hook = Fp16OptimizerHook()
+    state = {"loss_scaler": {"scale": 1024.0, "growth_factor": 2.0}}
+    hook.load_state_dict(state)
+    assert hook.state_dict() == state
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_fp16_hook_uses_grad_scaler_on_cuda(make_runner, make_loader):
+    model = AutocastProbe().cuda()
+
+    def to_cuda(batch):
+        return [t.cuda(non_blocking=True) for t in batch]
+
+    loader = [to_cuda(b) for b in make_loader(8, 4, pin_memory=True)]
+    runner = make_runner(model=model, max_epochs=1)
+    hook = Fp16OptimizerHook(loss_scale=512.0)
+    runner.register_hook(hook, "ABOVE_NORMAL")
+    runner.run([loader], [("train", 1)])
+    assert hook.loss_scaler is not None
+    assert hook.state_dict()["loss_scaler"]["scale"] == 512.0
+    assert runner.log_buffer.val_history["loss_scale"][-1] == 512.0
+
+
+# ------------------------------------------------------------------ timer and sampler seed
+def test_iter_timer_logs_time_and_data_time(make_runner, make_loader):
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(IterTimerHook(), "LOW")
+    runner.run([make_loader(12, 4)], [("train", 1)])
+    for key in ("time", "data_time"):
+        values = runner.log_buffer.val_history[key]
+        assert len(values) == 3 and all(v >= 0 for v in values)
+    assert all(
+        t >= d
+        for t, d in zip(
+            runner.log_buffer.val_history["time"], runner.log_buffer.val_history["data_time"]
+        )
+    )
+
+
+class SeedRecorder(torch.utils.data.Sampler):
+    def __init__(self, n):
+        self.n, self.epochs = n, []
+
+    def set_epoch(self, epoch):
+        self.epochs.append(epoch)
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+    def __len__(self):
+        return self.n
+
+
+def test_dist_sampler_seed_hook_sets_epoch_on_sampler_or_batch_sampler(make_runner, make_loader):
+    sampler = SeedRecorder(8)
+    runner = make_runner(max_epochs=3)
+    runner.register_hook(DistSamplerSeedHook())
+    runner.run([make_loader(8, 4, sampler=sampler)], [("train", 1)])
+    assert sampler.epochs == [0, 1, 2]
+
+    inner = SeedRecorder(8)
+    batch_sampler = torch.utils.data.BatchSampler(inner, 4, False)
+    runner = make_runner(max_epochs=2)
+    runner.register_hook(DistSamplerSeedHook())
+    loader = DataLoader(make_loader(8).dataset, batch_sampler=batch_sampler)
+    runner.run([loader], [("train", 1)])
+    assert inner.epochs == [0, 1]
+
+
+# ------------------------------------------------------------------------- CheckpointHook
+def test_checkpoint_hook_by_epoch_and_save_last(make_runner, make_loader, tmp_path):
+    runner = make_runner(max_epochs=5, meta={})
+    runner.register_hook(CheckpointHook(interval=2))
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    work = tmp_path / "work"
+    assert sorted(p.name for p in work.glob("*.pth")) == [
+        "epoch_2.pth",
+        "epoch_4.pth",
+        "epoch_5.pth",
+        "latest.pth",
+    ]
+    assert os.path.realpath(work / "latest.pth") == str(work / "epoch_5.pth")
+    ckpt = torch.load(work / "epoch_4.pth", weights_only=True)
+    assert ckpt["meta"]["epoch"] == 4 and ckpt["meta"]["iter"] == 8
+    assert ckpt["mmpar_state"]["inner_iter"] == 0 and ckpt["mmpar_state"]["epoch"] == 4
+    assert runner.meta["hook_msgs"]["last_ckpt"] == str(work / "epoch_5.pth")
+
+
+def test_checkpoint_hook_by_iter_in_epoch_runner_and_out_dir(make_runner, make_loader, tmp_path):
+    runner = make_runner(max_epochs=2)
+    runner.register_hook(CheckpointHook(interval=3, by_epoch=False, out_dir=str(tmp_path / "out")))
+    runner.run([make_loader(8, 4)], [("train", 1)])  # 4 iterations
+    out = tmp_path / "out" / "work"
+    assert sorted(p.name for p in out.glob("iter_*.pth")) == ["iter_3.pth", "iter_4.pth"]
+    state = torch.load(out / "iter_3.pth", weights_only=True)["mmpar_state"]
+    assert (state["epoch"], state["iter"], state["inner_iter"]) == (
+        1,
+        3,
+        1,
+    )  # next: batch 1 of epoch 1
+
+
+def test_rotation_deletes_only_own_files_and_never_the_best(make_runner, make_loader, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "pretrained.pth").write_bytes(b"x")
+    runner = make_runner(max_epochs=6, meta={"hook_msgs": {"best_ckpt": str(work / "epoch_1.pth")}})
+    hook = CheckpointHook(interval=1, max_keep_ckpts=2)
+    runner.register_hook(hook)
+    runner.run([make_loader(4, 4)], [("train", 1)])
+    names = sorted(p.name for p in work.glob("*.pth"))
+    assert names == ["epoch_1.pth", "epoch_5.pth", "epoch_6.pth", "latest.pth", "pretrained.pth"]
+    assert hook.state_dict() == {"written": ["epoch_5.pth", "epoch_6.pth"]}
+    with pytest.raises(TypeError, match="unknown arguments"):
+        CheckpointHook(intervall=1)
+
+
+# --------------------------------------------------------------------------- NanGuardHook
+class NanAt(nn.Module):
+    def __init__(self, at):
+        super().__init__()
+        self.linear = nn.Linear(4, 1)
+        self.at, self.calls = at, 0
+
+    def train_step(self, batch, optimizer):
+        x, y = batch
+        self.calls += 1
+        loss = ((self.linear(x).squeeze(-1) - y) ** 2).mean()
+        aux = loss * 0
+        if self.calls == self.at:
+            loss = loss * float("nan")
+            aux = aux + float("inf")
+        return {
+            "loss": loss,
+            "log_vars": {"loss": loss.item(), "aux": aux.item()},
+            "num_samples": len(x),
+        }
+
+
+def test_nan_guard_stops_before_step_and_save(make_runner, make_loader, tmp_path):
+    model = NanAt(at=3)
+    runner = make_runner(model=model, max_epochs=2)
+    runner.register_training_hooks(
+        None, optimizer_config={}, checkpoint_config=dict(interval=1, by_epoch=False)
+    )
+    assert isinstance(runner.hooks[0], NanGuardHook)
+    with pytest.raises(
+        FloatingPointError, match=r"iteration 3 \(epoch 2, batch 1.*loss=nan, aux=inf"
+    ):
+        runner.run([make_loader(8, 4)], [("train", 1)])
+    work = tmp_path / "work"
+    assert sorted(p.name for p in work.glob("*.pth")) == ["iter_1.pth", "iter_2.pth", "latest.pth"]
+    last = torch.load(work / "latest.pth", weights_only=True)["state_dict"]
+    assert torch.equal(last["linear.weight"], model.linear.weight)  # no step after the NaN
+    assert torch.isfinite(model.linear.weight).all()
+
+
+# --------------------------------------------------------------- hook state across resume
+class Counter(Hook):
+    def __init__(self):
+        self.count = 0
+
+    def after_train_iter(self, runner):
+        self.count += 1
+
+    def state_dict(self):
+        return {"count": self.count}
+
+    def load_state_dict(self, state):
+        self.count = state["count"]
+
+
+def test_hook_states_saved_by_key_and_restored_after_late_registration(
+    make_runner, make_loader, tmp_path
+):
+    runner = make_runner(max_epochs=1)
+    c1, c2 = Counter(), Counter()
+    runner.register_hook(c1)
+    runner.register_hook(c2)
+    c2.count = 100
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    path = runner.save_checkpoint(str(tmp_path / "work"))
+    assert torch.load(path, weights_only=True)["mmpar_state"]["hooks"] == {
+        "Counter": {"count": 2},
+        "Counter#1": {"count": 102},
+    }
+    resumed = make_runner(max_epochs=2)
+    resumed.resume(path)
+    n1, n2 = Counter(), Counter()  # registered after resume
+    resumed.register_hook(n1)
+    resumed.register_hook(n2)
+    resumed.run([make_loader(8, 4)], [("train", 1)])
+    assert (n1.count, n2.count) == (4, 104)
+    assert (resumed.epoch, resumed.iter) == (2, 4)
+
+
+def test_resume_from_mmcv_checkpoint_uses_meta_and_warns(
+    make_runner, make_loader, toy_model, tmp_path, test_logger, caplog
+):
+    path = tmp_path / "mmcv.pth"
+    torch.save(
+        {
+            "meta": {"epoch": 1, "iter": 2, "mmcv_version": "1.7.0"},
+            "state_dict": toy_model.state_dict(),
+        },
+        path,
+    )
+    runner = make_runner(max_epochs=2)
+    with caplog.at_level(logging.WARNING, logger=test_logger.name):
+        runner.resume(str(path))
+    assert (runner.epoch, runner.iter) == (1, 2)
+    assert "no mmpar_state" in caplog.text
+    fresh = make_runner(max_epochs=2, work_dir=str(tmp_path / "empty"))
+    assert fresh.resume("auto") is None and fresh.iter == 0  # nothing to resume: start fresh
+    runner.save_checkpoint(str(tmp_path / "empty"))
+    fresh = make_runner(max_epochs=2, work_dir=str(tmp_path / "empty"))
+    assert fresh.resume("auto")["meta"]["iter"] == 2 and (fresh.epoch, fresh.iter) == (1, 2)
