@@ -47,10 +47,10 @@ def get_priority(priority: Union[int, str, Priority]) -> int:
         TypeError: Any other kind of value.
     """
     if isinstance(priority, bool):
-        raise TypeError('priority must be an int, str or Priority, not a bool')
+        raise TypeError("priority must be an int, str or Priority, not a bool")
     if isinstance(priority, int):
         if not 0 <= priority <= 100:
-            raise ValueError(f'priority must be between 0 and 100, but got {priority}')
+            raise ValueError(f"priority must be between 0 and 100, but got {priority}")
         return priority
     if isinstance(priority, Priority):
         return priority.value
@@ -58,6 +58,6 @@ def get_priority(priority: Union[int, str, Priority]) -> int:
         try:
             return Priority[priority.upper()].value
         except KeyError:
-            names = ', '.join(Priority.__members__)
+            names = ", ".join(Priority.__members__)
             raise ValueError(f'unknown priority "{priority}"; expected one of {names}') from None
-    raise TypeError(f'priority must be an int, str or Priority, but got {type(priority).__name__}')
+    raise TypeError(f"priority must be an int, str or Priority, but got {type(priority).__name__}")

@@ -16,4 +16,4 @@ from . import (  # noqa: F401  (register the hooks)
 )
 from .hook import HOOKS, Hook
 
-__all__ = ['HOOKS', 'Hook']
+__all__ = ["HOOKS", "Hook"]

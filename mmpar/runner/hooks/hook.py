@@ -6,7 +6,7 @@ from typing import Any
 
 from mmpar.utils.registry import Registry
 
-HOOKS = Registry('hook')
+HOOKS = Registry("hook")
 
 
 class Hook:
@@ -19,16 +19,16 @@ class Hook:
     """
 
     stages = (
-        'before_run',
-        'before_train_epoch',
-        'before_train_iter',
-        'after_train_iter',
-        'after_train_epoch',
-        'before_val_epoch',
-        'before_val_iter',
-        'after_val_iter',
-        'after_val_epoch',
-        'after_run',
+        "before_run",
+        "before_train_epoch",
+        "before_train_iter",
+        "after_train_iter",
+        "after_train_epoch",
+        "before_val_epoch",
+        "before_val_iter",
+        "after_val_iter",
+        "after_val_epoch",
+        "after_run",
     )
 
     def before_run(self, runner: Any) -> None:
@@ -116,10 +116,10 @@ class Hook:
     def get_triggered_stages(self) -> list[str]:
         """Return the stages this hook overrides (used by ``runner.get_hook_info``)."""
         aliases = {
-            'before_epoch': ('before_train_epoch', 'before_val_epoch'),
-            'after_epoch': ('after_train_epoch', 'after_val_epoch'),
-            'before_iter': ('before_train_iter', 'before_val_iter'),
-            'after_iter': ('after_train_iter', 'after_val_iter'),
+            "before_epoch": ("before_train_epoch", "before_val_epoch"),
+            "after_epoch": ("after_train_epoch", "after_val_epoch"),
+            "before_iter": ("before_train_iter", "before_val_iter"),
+            "after_iter": ("after_train_iter", "after_val_iter"),
         }
         triggered = set()
         for name in list(self.stages) + list(aliases):
