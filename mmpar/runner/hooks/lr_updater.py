@@ -474,15 +474,16 @@ class _MinLrMixin:
         return base_lr * self.min_lr_ratio if self.min_lr_ratio is not None else self.min_lr
 
 
-@HOOKS.register_module()
-class CosineAnnealingLrUpdaterHook(_MinLrMixin, LrUpdaterHook):
-    """Cosine-anneal from ``base_lr`` to the target over the whole training.
+class _AnnealingLrUpdaterHook(_MinLrMixin, LrUpdaterHook):
+    """Anneal from ``base_lr`` to the target over the whole training with ``anneal``.
 
     Args:
         min_lr: Final LR. Exactly one of ``min_lr`` and ``min_lr_ratio`` must be set.
         min_lr_ratio: Final LR as a fraction of ``base_lr``.
         **kwargs: :class:`LrUpdaterHook` arguments.
     """
+
+    anneal: Callable[[float, float, float], float]
 
     def __init__(
         self, min_lr: float | None = None, min_lr_ratio: float | None = None, **kwargs: Any
@@ -491,9 +492,22 @@ class CosineAnnealingLrUpdaterHook(_MinLrMixin, LrUpdaterHook):
         super().__init__(**kwargs)
 
     def get_lr(self, runner: Any, base_lr: float) -> float:
-        """Return the cosine-annealed LR."""
+        """Return the annealed LR."""
         progress, max_progress = progress_of(runner, self.by_epoch)
-        return annealing_cos(base_lr, self.target_lr(base_lr), progress / max_progress)
+        return self.anneal(base_lr, self.target_lr(base_lr), progress / max_progress)
+
+
+@HOOKS.register_module()
+class CosineAnnealingLrUpdaterHook(_AnnealingLrUpdaterHook):
+    """Cosine-anneal from ``base_lr`` to the target over the whole training.
+
+    Args:
+        min_lr: Final LR. Exactly one of ``min_lr`` and ``min_lr_ratio`` must be set.
+        min_lr_ratio: Final LR as a fraction of ``base_lr``.
+        **kwargs: :class:`LrUpdaterHook` arguments.
+    """
+
+    anneal = staticmethod(annealing_cos)
 
 
 @HOOKS.register_module()
@@ -663,8 +677,43 @@ class CyclicPhases:
         raise RuntimeError(f"{self.owner}: iteration {cur_iter} is in no phase {self.phases}")
 
 
+class CyclicMixin:
+    """Set-up shared by the cyclic LR and momentum hooks: validates and holds the cycle.
+
+    Put it before the hook base class; its ``before_run`` lays the cycle out for
+    ``runner.max_iters`` after the base class recorded the initial values.
+    """
+
+    _cycle: CyclicPhases
+
+    def _init_cycle(
+        self,
+        by_epoch: bool,
+        target_ratio: Any,
+        cyclic_times: int,
+        step_ratio_up: float,
+        anneal_strategy: str,
+        gamma: float,
+    ) -> None:
+        owner = type(self).__name__
+        check_not_by_epoch(owner, by_epoch)
+        self._cycle = CyclicPhases(
+            owner, target_ratio, cyclic_times, step_ratio_up, anneal_strategy, gamma
+        )
+        self.target_ratio = self._cycle.target_ratio
+        self.cyclic_times = cyclic_times
+        self.step_ratio_up = step_ratio_up
+        self.gamma = gamma
+        self.anneal_func = self._cycle.anneal_func
+
+    def before_run(self, runner: Any) -> None:
+        """Record the initial values (base class) and lay out the cycle."""
+        super().before_run(runner)  # type: ignore[misc]
+        self._cycle.build(runner.max_iters)
+
+
 @HOOKS.register_module()
-class CyclicLrUpdaterHook(LrUpdaterHook):
+class CyclicLrUpdaterHook(CyclicMixin, LrUpdaterHook):
     """Cyclic LR (CLR, arXiv:1506.01186) with cosine or linear annealing inside each cycle.
 
     Each cycle rises from ``base_lr`` to ``base_lr * target_ratio[0]`` and falls to
@@ -691,16 +740,9 @@ class CyclicLrUpdaterHook(LrUpdaterHook):
         gamma: float = 1,
         **kwargs: Any,
     ) -> None:
-        owner = type(self).__name__
-        check_not_by_epoch(owner, by_epoch)
-        self._cycle = CyclicPhases(
-            owner, target_ratio, cyclic_times, step_ratio_up, anneal_strategy, gamma
+        self._init_cycle(
+            by_epoch, target_ratio, cyclic_times, step_ratio_up, anneal_strategy, gamma
         )
-        self.target_ratio = self._cycle.target_ratio
-        self.cyclic_times = cyclic_times
-        self.step_ratio_up = step_ratio_up
-        self.gamma = gamma
-        self.anneal_func = self._cycle.anneal_func
         super().__init__(by_epoch, **kwargs)
 
     @property
@@ -712,11 +754,6 @@ class CyclicLrUpdaterHook(LrUpdaterHook):
     def max_iter_per_phase(self) -> int | None:
         """Iterations per cycle (known after ``before_run``)."""
         return self._cycle.max_iter_per_phase
-
-    def before_run(self, runner: Any) -> None:
-        """Record initial LRs and lay out the cycle for ``runner.max_iters``."""
-        super().before_run(runner)
-        self._cycle.build(runner.max_iters)
 
     def get_lr(self, runner: Any, base_lr: float) -> float:
         """Return the LR at ``runner.iter`` within its cycle."""
@@ -847,7 +884,7 @@ def one_cycle_value(
 
 
 @HOOKS.register_module()
-class LinearAnnealingLrUpdaterHook(_MinLrMixin, LrUpdaterHook):
+class LinearAnnealingLrUpdaterHook(_AnnealingLrUpdaterHook):
     """Linearly anneal from ``base_lr`` to the target over the whole training.
 
     Args:
@@ -856,16 +893,7 @@ class LinearAnnealingLrUpdaterHook(_MinLrMixin, LrUpdaterHook):
         **kwargs: :class:`LrUpdaterHook` arguments.
     """
 
-    def __init__(
-        self, min_lr: float | None = None, min_lr_ratio: float | None = None, **kwargs: Any
-    ) -> None:
-        self._init_min_lr(min_lr, min_lr_ratio)
-        super().__init__(**kwargs)
-
-    def get_lr(self, runner: Any, base_lr: float) -> float:
-        """Return the linearly annealed LR."""
-        progress, max_progress = progress_of(runner, self.by_epoch)
-        return annealing_linear(base_lr, self.target_lr(base_lr), progress / max_progress)
+    anneal = staticmethod(annealing_linear)
 
 
 __all__ = [

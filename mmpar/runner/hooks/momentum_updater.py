@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import copy
 import numbers
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from .hook import HOOKS, Hook
 from .lr_updater import (
     WARMUP_TYPES,
-    CyclicPhases,
+    CyclicMixin,
     GroupValues,
     anneal_func,
     annealing_cos,
@@ -245,8 +245,35 @@ class _MinMomentumMixin:
         return self.min_momentum
 
 
+class _AnnealingMomentumUpdaterHook(_MinMomentumMixin, MomentumUpdaterHook):
+    """Anneal the momentum to the target over the whole training with ``anneal``.
+
+    Args:
+        min_momentum: Final momentum. Exactly one of the two must be set.
+        min_momentum_ratio: Final momentum as a fraction of the initial one.
+        **kwargs: :class:`MomentumUpdaterHook` arguments.
+    """
+
+    anneal: Callable[[float, float, float], float]
+
+    def __init__(
+        self,
+        min_momentum: float | None = None,
+        min_momentum_ratio: float | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._init_min(min_momentum, min_momentum_ratio)
+        super().__init__(**kwargs)
+
+    def get_momentum(self, runner: Any, base_momentum: float) -> float:
+        """Return the annealed momentum."""
+        progress, max_progress = progress_of(runner, self.by_epoch)
+        target = self.target_momentum(base_momentum)
+        return self.anneal(base_momentum, target, progress / max_progress)
+
+
 @HOOKS.register_module()
-class CosineAnnealingMomentumUpdaterHook(_MinMomentumMixin, MomentumUpdaterHook):
+class CosineAnnealingMomentumUpdaterHook(_AnnealingMomentumUpdaterHook):
     """Cosine-anneal the momentum over the whole training.
 
     Args:
@@ -255,24 +282,11 @@ class CosineAnnealingMomentumUpdaterHook(_MinMomentumMixin, MomentumUpdaterHook)
         **kwargs: :class:`MomentumUpdaterHook` arguments.
     """
 
-    def __init__(
-        self,
-        min_momentum: float | None = None,
-        min_momentum_ratio: float | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._init_min(min_momentum, min_momentum_ratio)
-        super().__init__(**kwargs)
-
-    def get_momentum(self, runner: Any, base_momentum: float) -> float:
-        """Return the cosine-annealed momentum."""
-        progress, max_progress = progress_of(runner, self.by_epoch)
-        target = self.target_momentum(base_momentum)
-        return annealing_cos(base_momentum, target, progress / max_progress)
+    anneal = staticmethod(annealing_cos)
 
 
 @HOOKS.register_module()
-class LinearAnnealingMomentumUpdaterHook(_MinMomentumMixin, MomentumUpdaterHook):
+class LinearAnnealingMomentumUpdaterHook(_AnnealingMomentumUpdaterHook):
     """Linearly anneal the momentum over the whole training.
 
     Args:
@@ -281,24 +295,11 @@ class LinearAnnealingMomentumUpdaterHook(_MinMomentumMixin, MomentumUpdaterHook)
         **kwargs: :class:`MomentumUpdaterHook` arguments.
     """
 
-    def __init__(
-        self,
-        min_momentum: float | None = None,
-        min_momentum_ratio: float | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._init_min(min_momentum, min_momentum_ratio)
-        super().__init__(**kwargs)
-
-    def get_momentum(self, runner: Any, base_momentum: float) -> float:
-        """Return the linearly annealed momentum."""
-        progress, max_progress = progress_of(runner, self.by_epoch)
-        target = self.target_momentum(base_momentum)
-        return annealing_linear(base_momentum, target, progress / max_progress)
+    anneal = staticmethod(annealing_linear)
 
 
 @HOOKS.register_module()
-class CyclicMomentumUpdaterHook(MomentumUpdaterHook):
+class CyclicMomentumUpdaterHook(CyclicMixin, MomentumUpdaterHook):
     """Cyclic momentum, usually paired with :class:`CyclicLrUpdaterHook` (iteration-based).
 
     Args:
@@ -322,27 +323,15 @@ class CyclicMomentumUpdaterHook(MomentumUpdaterHook):
         gamma: float = 1,
         **kwargs: Any,
     ) -> None:
-        owner = type(self).__name__
-        check_not_by_epoch(owner, by_epoch)
-        self._cycle = CyclicPhases(
-            owner, target_ratio, cyclic_times, step_ratio_up, anneal_strategy, gamma
+        self._init_cycle(
+            by_epoch, target_ratio, cyclic_times, step_ratio_up, anneal_strategy, gamma
         )
-        self.target_ratio = self._cycle.target_ratio
-        self.cyclic_times = cyclic_times
-        self.step_ratio_up = step_ratio_up
-        self.gamma = gamma
-        self.anneal_func = self._cycle.anneal_func
         super().__init__(by_epoch, **kwargs)
 
     @property
     def momentum_phases(self) -> list[list]:
         """``[start_iter, end_iter, start_ratio, end_ratio]`` of the two phases."""
         return self._cycle.phases
-
-    def before_run(self, runner: Any) -> None:
-        """Record initial momentums and lay out the cycle for ``runner.max_iters``."""
-        super().before_run(runner)
-        self._cycle.build(runner.max_iters)
 
     def get_momentum(self, runner: Any, base_momentum: float) -> float:
         """Return the momentum at ``runner.iter`` within its cycle."""
