@@ -66,20 +66,30 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--gpu-collect", action="store_true", help="accepted for mmcv compatibility; unused"
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="load the checkpoint with weights_only=False: unpickling may run code from the "
+        "file, so only for checkpoints you trust (see docs/security.md)",
+    )
     parser.add_argument("--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 def setup(args: argparse.Namespace):
     """Check the arguments, load the config, initialise distribution, build data and model."""
+    from mmpar.apis.train import check_labels_fit_model
     from mmpar.datasets import build_dataset
     from mmpar.models import build_classifier
     from mmpar.runner.checkpoint import load_checkpoint
+    from mmpar.utils.registry import config_error_context
 
     if args.out is not None and osp.splitext(args.out)[1] not in OUT_FORMATS:
         raise UsageError(
             f"--out {args.out}: unsupported extension; use one of {sorted(OUT_FORMATS)}"
         )
+    if args.out is not None and not osp.isdir(osp.dirname(osp.abspath(args.out))):
+        raise UsageError(f"--out {args.out}: the directory {osp.dirname(args.out)} does not exist")
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     if args.workers > 1 and args.launcher != "none":
@@ -92,9 +102,19 @@ def setup(args: argparse.Namespace):
     distributed = init_launcher(args.launcher, cfg.get("dist_params", {}))
     if "pretrained" in cfg.model:
         cfg.model.pretrained = None
-    dataset = build_dataset(cfg.data.test, dict(test_mode=True))
-    model = build_classifier(cfg.model)
-    checkpoint = load_checkpoint(model, args.checkpoint, map_location="cpu")
+    with config_error_context("data.test"):
+        dataset = build_dataset(cfg.data.test, dict(test_mode=True))
+    with config_error_context("model"):
+        model = build_classifier(cfg.model)
+    check_labels_fit_model(model, dataset, "data.test")
+    # Strict: evaluating a model whose weights were only partly loaded gives meaningless numbers.
+    checkpoint = load_checkpoint(
+        model,
+        args.checkpoint,
+        map_location="cpu",
+        strict=True,
+        weights_only=not args.trust_checkpoint,
+    )
     classes = (checkpoint.get("meta") or {}).get("CLASSES") or getattr(dataset, "CLASSES", None)
     metrics = args.metrics or cfg.get("evaluation", {}).get("metric", "accuracy")
     return cfg, dataset, model, classes, metrics, distributed

@@ -18,7 +18,7 @@ import time
 import torch
 
 import mmpar
-from mmpar.apis.cli import init_launcher, run_setup
+from mmpar.apis.cli import DeferredLogFile, check_work_dir, init_launcher, run_setup
 from mmpar.utils import Config, DictAction
 
 # A run without --seed and without cfg.seed uses this seed, so two runs of the same command
@@ -45,6 +45,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="resume from the newest checkpoint in the work dir if there is one",
     )
     parser.add_argument("--load-from", help="checkpoint whose weights initialise the model")
+    parser.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="load --resume-from/--load-from with weights_only=False: unpickling may run code "
+        "from the file, so only for checkpoints you trust (see docs/security.md)",
+    )
     parser.add_argument(
         "--no-validate", action="store_true", help="do not evaluate on cfg.data.val during training"
     )
@@ -113,11 +119,13 @@ def load_config(args: argparse.Namespace) -> Config:
 
 
 def setup(args: argparse.Namespace):
-    """Everything before training: config, distribution, work dir, logger, seed, model, data."""
+    """Config, distribution, seed, model and data; writes nothing into the work dir."""
+    from mmpar.apis.train import check_labels_fit_model
     from mmpar.datasets import build_dataset
     from mmpar.models import build_classifier
     from mmpar.runner.dist_utils import get_dist_info
     from mmpar.utils import collect_env, get_logger, set_random_seed
+    from mmpar.utils.registry import config_error_context
 
     cfg = load_config(args)
     distributed = init_launcher(args.launcher, cfg.get("dist_params", {}))
@@ -127,13 +135,8 @@ def setup(args: argparse.Namespace):
     else:
         cfg.gpu_ids = args.gpu_ids or [0]
     rank, _ = get_dist_info()
-
-    os.makedirs(osp.abspath(cfg.work_dir), exist_ok=True)
-    if rank == 0:
-        cfg.dump(osp.join(cfg.work_dir, osp.basename(args.config)))
-    timestamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
-    log_file = osp.join(cfg.work_dir, f"{timestamp}.log")
-    logger = get_logger("mmpar", log_file=log_file, log_level=cfg.get("log_level", "INFO"))
+    check_work_dir(cfg.work_dir)
+    logger = get_logger("mmpar", log_level=cfg.get("log_level", "INFO"))
 
     env_info = "\n".join(f"{k}: {v}" for k, v in collect_env().items())
     dash = "-" * 60
@@ -149,15 +152,20 @@ def setup(args: argparse.Namespace):
     set_random_seed(seed, deterministic=args.deterministic)
     cfg.seed = seed
 
-    model = build_classifier(cfg.model)
+    with config_error_context("model"):
+        model = build_classifier(cfg.model)
     if hasattr(model, "init_weights"):
         model.init_weights()
-    datasets = [build_dataset(cfg.data.train)]
-    if len(cfg.workflow) == 2:
+    with config_error_context("data.train"):
+        datasets = [build_dataset(cfg.data.train)]
+    check_labels_fit_model(model, datasets[0], "data.train")
+    if isinstance(cfg.workflow, (list, tuple)) and len(cfg.workflow) == 2:
         # A ('val', N) phase runs val_step (losses) on the val set with the train pipeline.
         val_cfg = copy.deepcopy(cfg.data.val)
         val_cfg.pipeline = cfg.data.train.pipeline
-        datasets.append(build_dataset(val_cfg))
+        with config_error_context("data.val"):
+            datasets.append(build_dataset(val_cfg))
+        check_labels_fit_model(model, datasets[1], "data.val")
 
     meta = dict(
         env_info=env_info,
@@ -172,25 +180,48 @@ def setup(args: argparse.Namespace):
         cfg.checkpoint_config.meta.update(
             mmpar_version=mmpar.__version__, CLASSES=getattr(datasets[0], "CLASSES", None)
         )
-    return cfg, model, datasets, distributed, timestamp, meta
+    return cfg, model, datasets, distributed, meta
+
+
+def open_work_dir(cfg: Config, config_path: str, timestamp: str, log: DeferredLogFile) -> None:
+    """Create the work dir, dump the config into it and start the log file (rank 0 writes)."""
+    from mmpar.runner.dist_utils import get_dist_info
+
+    os.makedirs(osp.abspath(cfg.work_dir), exist_ok=True)
+    if get_dist_info()[0] == 0:
+        cfg.dump(osp.join(cfg.work_dir, osp.basename(config_path)))
+    log.open(osp.join(cfg.work_dir, f"{timestamp}.log"), cfg.get("log_level", "INFO"))
 
 
 def main(argv=None) -> int:
-    """Run the command; return the exit code."""
+    """Run the command; return the exit code.
+
+    Bad input found while setting the run up (config, data, checkpoint, launcher, work dir)
+    exits with code 2 and one ``error:`` line, before anything is written into the work dir.
+    """
+    from mmpar.apis import build_train_runner
+
     args = parse_args(argv)
-    cfg, model, datasets, distributed, timestamp, meta = run_setup(lambda: setup(args))
-
-    from mmpar.apis import train_model
-
-    train_model(
-        model,
-        datasets,
-        cfg,
-        distributed=distributed,
-        validate=not args.no_validate,
-        timestamp=timestamp,
-        meta=meta,
-    )
+    log = DeferredLogFile("mmpar")  # the log file is written only once the setup succeeded
+    try:
+        cfg, model, datasets, distributed, meta = run_setup(lambda: setup(args))
+        timestamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
+        runner, data_loaders = run_setup(
+            lambda: build_train_runner(
+                model,
+                datasets,
+                cfg,
+                distributed=distributed,
+                validate=not args.no_validate,
+                timestamp=timestamp,
+                meta=meta,
+                weights_only=not args.trust_checkpoint,
+            )
+        )
+        run_setup(lambda: open_work_dir(cfg, args.config, timestamp, log))
+    finally:
+        log.detach()
+    runner.run(data_loaders, cfg.workflow)
     return 0
 
 

@@ -8,9 +8,10 @@ from .test import (
     single_device_test,
     single_gpu_test,
 )
-from .train import train_model, wrap_model
+from .train import build_train_runner, train_model, wrap_model
 
 __all__ = [
+    "build_train_runner",
     "inference_model",
     "init_model",
     "multi_device_test",

@@ -7,11 +7,13 @@ import os
 import warnings
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
 from mmpar.parallel import MMDataParallel, MMDistributedDataParallel
 from mmpar.utils import get_logger
+from mmpar.utils.registry import config_error_context
 
 from .test import multi_device_test, single_device_test
 
@@ -55,6 +57,38 @@ def wrap_model(model: nn.Module, cfg: Any, distributed: bool) -> nn.Module:
         gpu_ids = list(cfg.get("gpu_ids") or [0])
         return MMDataParallel(model.cuda(gpu_ids[0]), device_ids=gpu_ids)
     return MMDataParallel(model, device_ids=[-1])
+
+
+def check_labels_fit_model(model: nn.Module, dataset: Any, key: str = "data") -> None:
+    """Check that every ground-truth label of ``dataset`` is a class of ``model``'s head.
+
+    A label outside ``[0, model.head.num_classes)`` would only fail inside the loss, in the
+    middle of training (on CUDA as an unreadable device-side assert). Datasets without
+    ``get_gt_labels`` and models without ``head.num_classes`` are not checked.
+
+    Args:
+        model: The (unwrapped) model.
+        dataset: The dataset.
+        key: The config key of the dataset, used in the message (``'data.train'``).
+
+    Raises:
+        ValueError: A label is out of range; names the sample, the label and ``num_classes``.
+    """
+    num_classes = getattr(getattr(model, "head", None), "num_classes", None)
+    get_gt_labels = getattr(dataset, "get_gt_labels", None)
+    if not isinstance(num_classes, int) or get_gt_labels is None:
+        return
+    labels = np.asarray(get_gt_labels())
+    if labels.ndim != 1 or labels.size == 0:
+        return
+    bad = np.flatnonzero((labels < 0) | (labels >= num_classes))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"{key} ({type(dataset).__name__}): sample {i} has gt_label {int(labels[i])}, outside "
+            f"[0, {num_classes}) for model.head.num_classes={num_classes} ({bad.size} of "
+            f"{labels.size} samples are out of range); make num_classes match the dataset"
+        )
 
 
 def _runner_cfg(cfg: Any) -> dict:
@@ -156,7 +190,7 @@ class _quiet:  # noqa: N801 - used like a function
         return self.fn(*args, **kwargs)
 
 
-def train_model(
+def build_train_runner(
     model: nn.Module,
     dataset: Any | Sequence[Any],
     cfg: Any,
@@ -164,48 +198,53 @@ def train_model(
     validate: bool = False,
     timestamp: str | None = None,
     meta: dict | None = None,
-) -> Any:
-    """Train ``model`` on ``dataset`` as configured by ``cfg`` (mmcv 1.x / mmcls 0.x semantics).
+    weights_only: bool = True,
+) -> tuple[Any, list]:
+    """Everything :func:`train_model` does before ``runner.run``; nothing is written to disk.
 
-    Builds the loaders, wraps the model (``MMDataParallel`` or ``MMDistributedDataParallel``),
-    builds the optimizer and the runner, registers the training hooks from the config
-    (``lr_config``, ``optimizer_config``/``fp16``, ``checkpoint_config``, ``log_config``,
-    ``momentum_config``, ``custom_hooks``, ``nan_guard_config``), the sampler-seed hook, the
-    evaluation hook when ``validate``, resumes (``resume_from``, ``'auto'`` or
-    ``auto_resume=True``: the newest checkpoint in ``work_dir``) or loads weights
-    (``load_from``), then runs ``cfg.workflow``.
+    Builds the loaders, wraps the model, builds the optimizer, the runner and its hooks, and
+    resumes or loads weights, so that every mistake in the config or the checkpoint is found
+    before the run writes its first file. Errors name the config key at fault
+    (``optimizer: SGD (registry "optimizer"): unexpected keyword argument "lrr" ...``).
+    The runner creates ``cfg.work_dir`` if it is missing (an empty directory).
 
     Args:
         model: The bare model (``train_step``/``val_step`` API).
         dataset: A dataset or a list of datasets, one per workflow phase.
         cfg: The merged config (``cfg.work_dir`` must be set).
-        distributed: Whether this process is one rank of a distributed job
-            (``init_dist`` was called).
+        distributed: Whether this process is one rank of a distributed job.
         validate: Register an evaluation hook on ``cfg.data.val``.
-        timestamp: Names the log files (``<timestamp>.log``/``.log.json``); keep it equal to
-            the one of the logger's file.
-        meta: Stored in the runner and in checkpoints (env info, seed, config text ...).
+        timestamp: Names the log files (``<timestamp>.log``/``.log.json``).
+        meta: Stored in the runner and in checkpoints.
+        weights_only: Load ``resume_from``/``load_from`` with ``weights_only`` (see
+            :func:`mmpar.runner.load_checkpoint`); False only for trusted files.
 
     Returns:
-        The runner, after training.
+        ``(runner, data_loaders)``; train with ``runner.run(data_loaders, cfg.workflow)``.
     """
     from mmpar.runner import DistSamplerSeedHook, build_optimizer, build_runner
     from mmpar.runner.checkpoint import find_latest_checkpoint
+    from mmpar.runner.epoch_based_runner import check_workflow
 
     logger = get_logger("mmpar", log_level=cfg.get("log_level", "INFO"))
     datasets = list(dataset) if isinstance(dataset, (list, tuple)) else [dataset]
-    data_loaders = build_train_dataloaders(datasets, cfg, distributed)
+    with config_error_context("workflow"):
+        check_workflow(datasets, cfg.workflow)
+    with config_error_context("data"):
+        data_loaders = build_train_dataloaders(datasets, cfg, distributed)
 
     model = wrap_model(model, cfg, distributed)
-    optimizer = build_optimizer(model, cfg.optimizer)
-    runner_cfg = _runner_cfg(cfg)
-    runner_type = runner_cfg.get("type", "EpochBasedRunner")
-    runner = build_runner(
-        runner_cfg,
-        default_args=dict(
-            model=model, optimizer=optimizer, work_dir=cfg.work_dir, logger=logger, meta=meta
-        ),
-    )
+    with config_error_context("optimizer"):
+        optimizer = build_optimizer(model, cfg.optimizer)
+    with config_error_context("runner"):
+        runner_cfg = _runner_cfg(cfg)
+        runner_type = runner_cfg.get("type", "EpochBasedRunner")
+        runner = build_runner(
+            runner_cfg,
+            default_args=dict(
+                model=model, optimizer=optimizer, work_dir=cfg.work_dir, logger=logger, meta=meta
+            ),
+        )
     runner.timestamp = timestamp
 
     extra = {}
@@ -224,7 +263,8 @@ def train_model(
     # resumable); it must learn the epoch to reshuffle, hence the hook in both cases.
     runner.register_hook(DistSamplerSeedHook())
     if validate:
-        _register_eval_hook(runner, cfg, distributed, runner_type)
+        with config_error_context("evaluation"):
+            _register_eval_hook(runner, cfg, distributed, runner_type)
 
     resume_from = cfg.get("resume_from")
     if resume_from == "auto" or (cfg.get("auto_resume") and not resume_from):
@@ -232,8 +272,48 @@ def train_model(
         if resume_from is None:
             logger.info("auto-resume: no checkpoint in %s, starting from scratch", cfg.work_dir)
     if resume_from:
-        runner.resume(resume_from)
+        runner.resume(resume_from, weights_only=weights_only)
     elif cfg.get("load_from"):
-        runner.load_checkpoint(cfg.load_from)
+        runner.load_checkpoint(cfg.load_from, weights_only=weights_only)
+    return runner, data_loaders
+
+
+def train_model(
+    model: nn.Module,
+    dataset: Any | Sequence[Any],
+    cfg: Any,
+    distributed: bool = False,
+    validate: bool = False,
+    timestamp: str | None = None,
+    meta: dict | None = None,
+) -> Any:
+    """Train ``model`` on ``dataset`` as configured by ``cfg`` (mmcv 1.x / mmcls 0.x semantics).
+
+    Builds the loaders, wraps the model (``MMDataParallel`` or ``MMDistributedDataParallel``),
+    builds the optimizer and the runner, registers the training hooks from the config
+    (``lr_config``, ``optimizer_config``/``fp16``, ``checkpoint_config``, ``log_config``,
+    ``momentum_config``, ``custom_hooks``, ``nan_guard_config``), the sampler-seed hook, the
+    evaluation hook when ``validate``, resumes (``resume_from``, ``'auto'`` or
+    ``auto_resume=True``: the newest checkpoint in ``work_dir``) or loads weights
+    (``load_from``), then runs ``cfg.workflow``. The steps before the run are
+    :func:`build_train_runner`.
+
+    Args:
+        model: The bare model (``train_step``/``val_step`` API).
+        dataset: A dataset or a list of datasets, one per workflow phase.
+        cfg: The merged config (``cfg.work_dir`` must be set).
+        distributed: Whether this process is one rank of a distributed job
+            (``init_dist`` was called).
+        validate: Register an evaluation hook on ``cfg.data.val``.
+        timestamp: Names the log files (``<timestamp>.log``/``.log.json``); keep it equal to
+            the one of the logger's file.
+        meta: Stored in the runner and in checkpoints (env info, seed, config text ...).
+
+    Returns:
+        The runner, after training.
+    """
+    runner, data_loaders = build_train_runner(
+        model, dataset, cfg, distributed, validate, timestamp, meta
+    )
     runner.run(data_loaders, cfg.workflow)
     return runner

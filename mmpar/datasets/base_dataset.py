@@ -37,6 +37,14 @@ def topk_accuracy(scores: np.ndarray, labels: np.ndarray, topk: Sequence[int]) -
     return out
 
 
+def _add_note(err: BaseException, note: str) -> None:
+    """Attach ``note`` to ``err`` (PEP 678 ``add_note``; ``__notes__`` before Python 3.11)."""
+    if hasattr(err, "add_note"):
+        err.add_note(note)
+    else:
+        err.__notes__ = [*getattr(err, "__notes__", []), note]  # type: ignore[attr-defined]
+
+
 class BaseDataset(Dataset, metaclass=ABCMeta):
     """A classification dataset: annotations in memory, a pipeline run per sample.
 
@@ -153,15 +161,42 @@ class BaseDataset(Dataset, metaclass=ABCMeta):
             rng_key: Key of the augmentation generator (default ``(idx,)``); dataset wrappers
                 pass their own index so repeated copies get different augmentations.
             epoch: Epoch for the generator (default: the one set by :meth:`set_epoch`).
+
+        Raises:
+            Exception: Whatever the pipeline raised, of the same type, with a note (PEP 678,
+                ``err.__notes__``) naming the dataset (class, split, data root, annotation
+                file), the sample index and its file, e.g.
+                ``ImageFolder(split=train, data_prefix='data/pets'): failed to load sample 7
+                (data/pets/dog/7.png)``.
         """
         results = copy.deepcopy(self.data_infos[idx])
         results["sample_idx"] = idx
         epoch = self.epoch if epoch is None else epoch
         results[RNG_KEY] = make_rng(self.seed, epoch, (idx,) if rng_key is None else rng_key)
-        out = self.pipeline(results)
+        try:
+            out = self.pipeline(results)
+        except Exception as err:
+            # A note keeps the exception's type (callers may catch OSError, ...); Python 3.11+
+            # prints it under the message, also in DataLoader workers' re-raised tracebacks.
+            where = self.data_infos[idx].get("img_path")
+            _add_note(
+                err,
+                f"{self._describe()}: failed to load sample {idx}"
+                + (f" ({where})" if where else ""),
+            )
+            raise
         if isinstance(out, dict):
             out.pop(RNG_KEY, None)
         return out
+
+    def _describe(self) -> str:
+        """Class name, split and (when set) data root and annotation file, for messages."""
+        parts = [f"split={'test' if self.test_mode else 'train'}"]
+        if self.data_prefix:
+            parts.append(f"data_prefix={self.data_prefix!r}")
+        if self.ann_file:
+            parts.append(f"ann_file={self.ann_file!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
 
     def __len__(self) -> int:
         return len(self.data_infos)

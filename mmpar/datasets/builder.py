@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
+import os
 import random
+import signal
+import sys
+from collections.abc import Iterator
 from functools import partial
 from typing import Any, Sequence, Union
 
@@ -47,14 +53,38 @@ def build_dataset(cfg: Union[dict, Sequence[dict]], default_args: dict | None = 
     return build_from_cfg(cfg, DATASETS, default_args)
 
 
+def die_with_parent() -> None:
+    """Make this (worker) process get SIGKILL when its parent dies (Linux; no-op elsewhere).
+
+    torch's workers notice a dead parent only between samples, and can block forever on a
+    lock the parent held when it was SIGKILLed (seen: workers of a killed run left for hours).
+    The kernel's parent-death signal ends them however they are blocked. (Linux sends it when
+    the thread that started the worker ends: create loader iterators in a long-lived thread.)
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    parent = multiprocessing.parent_process()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if parent is not None and os.getppid() != parent.pid:
+        os._exit(1)  # the parent died before the signal was armed
+
+
 def worker_init_fn(worker_id: int, num_workers: int, rank: int, seed: int | None) -> None:
     """Seed ``random``, NumPy and torch in a DataLoader worker from (seed, rank, worker_id).
+
+    The worker also ends with its parent (:func:`die_with_parent`).
 
     With ``seed=None`` the worker's torch seed (random per run) seeds the other two, so
     workers still differ from each other. mmpar's own transforms use per-sample generators and
     do not depend on these seeds; this makes third-party transforms that use global RNGs
     reproducible too.
     """
+    die_with_parent()
     if seed is None:
         worker_seed = torch.initial_seed() % 2**32
     else:
@@ -62,6 +92,71 @@ def worker_init_fn(worker_id: int, num_workers: int, rank: int, seed: int | None
         torch.manual_seed(worker_seed)
     np.random.seed(worker_seed)
     random.seed(worker_seed)
+
+
+def _raised_by_multiprocessing(err: BaseException) -> bool:
+    """Whether ``err`` was raised inside :mod:`multiprocessing` (its innermost frame)."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith(
+        "multiprocessing"
+    )
+
+
+class _WorkerDeathReporter:
+    """Iterator of a multi-process loader that says so when a worker died mid-transfer.
+
+    A worker killed (SIGKILL, the OOM killer) or ended (``os._exit``) while it hands a batch
+    over can make torch's iterator raise a bare ``EOFError``/``ConnectionResetError`` from
+    :mod:`multiprocessing` (when torch has not yet seen the worker die; otherwise it raises
+    its own ``DataLoader worker (pid ...) ...`` error). Those become a ``RuntimeError`` that
+    says a worker died, chained to the original. Errors of the dataset itself (re-raised by
+    torch as ``Caught ... in DataLoader worker process N``) pass unchanged.
+    """
+
+    def __init__(self, iterator: Iterator) -> None:
+        self._iterator = iterator
+
+    def __iter__(self) -> _WorkerDeathReporter:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            return next(self._iterator)
+        except (EOFError, ConnectionError) as err:
+            if not _raised_by_multiprocessing(err):
+                raise
+            # Stop the workers now, with torch's own clean-up (the one its iterator runs when
+            # deleted; skipped if a torch version lacks it). Otherwise torch's SIGCHLD handler
+            # raises for the dead worker at some later point, e.g. while Python prints this
+            # error, and the traceback is lost ("lost sys.stderr"). If that handler fires
+            # during the clean-up, its own "DataLoader worker ... killed" error propagates.
+            shutdown = getattr(self._iterator, "_shutdown_workers", None)
+            if callable(shutdown):
+                shutdown()
+            raise RuntimeError(
+                "DataLoader worker died: the connection to a loader worker process broke "
+                f"while it sent a batch ({type(err).__name__}). It was killed (e.g. by the "
+                "out-of-memory killer) or exited abruptly; rerun with workers_per_gpu=0 to see "
+                "an error raised while loading a sample"
+            ) from err
+
+    def __len__(self) -> int:
+        return len(self._iterator)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_iterator":  # not set yet
+            raise AttributeError(name)
+        return getattr(self._iterator, name)
+
+
+class _DataLoader(DataLoader):
+    """A torch ``DataLoader`` whose multi-process iterators report dead workers clearly."""
+
+    def __iter__(self) -> Iterator:
+        iterator = super().__iter__()
+        return _WorkerDeathReporter(iterator) if self.num_workers > 0 else iterator
 
 
 def _dist_info() -> tuple[int, int]:
@@ -109,7 +204,9 @@ def build_dataloader(
         **kwargs: Passed to ``torch.utils.data.DataLoader`` (e.g. ``prefetch_factor``).
 
     Returns:
-        The DataLoader; its sampler (or batch sampler) is the resumable one.
+        The DataLoader; its sampler (or batch sampler) is the resumable one. With workers, a
+        worker that dies abruptly ends the iteration with a ``RuntimeError`` that says a
+        DataLoader worker died (torch sometimes raises a bare ``EOFError`` instead).
     """
     from mmpar.parallel import collate
 
@@ -141,7 +238,7 @@ def build_dataloader(
         loader_args = dict(sampler=sampler, batch_size=batch_size, drop_last=drop_last)
 
     init_fn = partial(worker_init_fn, num_workers=num_workers, rank=rank, seed=seed)
-    return DataLoader(
+    return _DataLoader(
         dataset,
         num_workers=num_workers,
         collate_fn=partial(collate, samples_per_gpu=samples_per_gpu),

@@ -1,9 +1,10 @@
 """CIFAR-10 / CIFAR-100 from the official "python version" archives.
 
 The archives hold Python pickles of plain dicts of NumPy arrays, as published by the dataset
-authors; they are read with ``pickle.load(f, encoding='latin1')`` like torchvision does, after
-their md5 is checked against the published value (``check_integrity=True``, the default). Only
-load CIFAR files from a source you trust: unpickling runs code chosen by whoever wrote the file.
+authors. Their md5 is checked against the published value (``check_integrity=True``, the
+default), and they are read with a restricted unpickler that only rebuilds NumPy arrays and
+plain containers: a file that asks for any other Python object (which could run code) is
+refused, even with ``check_integrity=False``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,29 @@ import numpy as np
 
 from .base_dataset import BaseDataset
 from .builder import DATASETS
+
+
+class _ArrayUnpickler(pickle.Unpickler):
+    """An unpickler that only rebuilds NumPy arrays (and the containers around them)."""
+
+    ALLOWED = {
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("_codecs", "encode"),  # protocol-2 pickles of bytes written by Python 3
+    }
+
+    def find_class(self, module: str, name: str) -> Any:
+        """Return the allowed global ``module.name``; refuse anything else."""
+        if (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(
+                f"refusing to unpickle {module}.{name}: CIFAR files hold only NumPy arrays, "
+                "lists and dicts, and other objects could run code while loading"
+            )
+        return super().find_class(module, name)
 
 
 @DATASETS.register_module()
@@ -114,8 +138,15 @@ class CIFAR10(BaseDataset):
                 )
 
     def _load_pickle(self, name: str) -> dict:
-        with open(osp.join(self.folder, name), "rb") as f:
-            return pickle.load(f, encoding="latin1")
+        path = osp.join(self.folder, name)
+        with open(path, "rb") as f:
+            try:
+                return _ArrayUnpickler(f, encoding="latin1").load()
+            except (pickle.UnpicklingError, EOFError, ValueError) as err:
+                raise ValueError(
+                    f"{type(self).__name__}: cannot read {path}: {err}. The file is corrupt or "
+                    f"not an official CIFAR file; delete {self.folder} and use download=True."
+                ) from err
 
     def load_annotations(self) -> list[dict]:
         """Read the pickled batches into ``img``/``gt_label`` dicts."""

@@ -44,7 +44,15 @@ class ImageFolder(BaseDataset):
         **kwargs: Any,
     ) -> None:
         if not isinstance(data_prefix, str) or not osp.isdir(data_prefix):
-            raise FileNotFoundError(f"ImageFolder: data_prefix {data_prefix!r} is not a directory")
+            where = (
+                f" (resolved to {osp.abspath(data_prefix)})" if isinstance(data_prefix, str) else ""
+            )
+            raise FileNotFoundError(
+                f"ImageFolder: data_prefix {data_prefix!r}{where} is not a directory. Expected "
+                f"<data_prefix>/<class name>/<image files> (or <data_prefix>/<paths listed in "
+                f"ann_file>); fix data_prefix in the config (relative paths are resolved from "
+                f"the current directory, {os.getcwd()})"
+            )
         self.extensions = tuple(e.lower() for e in extensions)
         self._sizes: list[tuple[int, int]] | None = None
         super().__init__(data_prefix, pipeline, classes, ann_file, test_mode, **kwargs)

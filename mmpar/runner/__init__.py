@@ -4,6 +4,8 @@ from .base_runner import BaseRunner
 from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
 from .checkpoint import (
     CheckpointError,
+    CheckpointMismatchError,
+    CheckpointSaveError,
     CorruptCheckpointError,
     UnsafeCheckpointError,
     find_latest_checkpoint,
@@ -106,7 +108,9 @@ __all__ = [
     "DistEvalHook",
     "BaseRunner",
     "CheckpointError",
+    "CheckpointMismatchError",
     "CheckpointHook",
+    "CheckpointSaveError",
     "CorruptCheckpointError",
     "DefaultOptimizerConstructor",
     "DefaultRunnerConstructor",

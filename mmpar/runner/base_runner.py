@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import difflib
 import logging
 import os
 import warnings
@@ -19,6 +20,7 @@ from torch.optim import Optimizer
 
 from mmpar.parallel import is_module_wrapper
 from mmpar.utils.logging import get_logger
+from mmpar.utils.registry import config_error_context
 
 from .checkpoint import find_latest_checkpoint, load_checkpoint, save_checkpoint, update_latest_link
 from .dist_utils import get_dist_info
@@ -473,21 +475,34 @@ class BaseRunner(metaclass=ABCMeta):
         if pending is None or "inner_iter" not in pending:
             return iter(data_loader)
         start = pending.pop("inner_iter")
-        data_iter = start_loader_iter(data_loader, start, pending.pop("sampler", None), self.logger)
+        sampler_state = pending.pop("sampler", None)
+        if start <= 0:
+            # Saved at an epoch boundary, before the run created this epoch's iterator: restore
+            # the RNG first, so that creating it draws what the uninterrupted run drew.
+            self._restore_rng()
+            return start_loader_iter(data_loader, 0, None, self.logger)
+        data_iter = start_loader_iter(data_loader, start, sampler_state, self.logger)
         self._restore_rng()
         return data_iter
 
     def _restore_rng(self) -> None:
-        # After the iterator exists: creating it draws from torch's RNG (worker base seed),
-        # which the checkpointed run did before the saved point, too.
+        # Mid-epoch, after the iterator exists: creating it draws from torch's RNG (worker base
+        # seed), which the checkpointed run did before the saved point, too.
         if self._pending_resume is not None and self._pending_resume.get("rng") is not None:
             set_rng_state(self._pending_resume.pop("rng"))
 
     # --------------------------------------------------------------------- checkpoints
     def resume_state(self) -> dict:
-        """Return the exact-resume state stored under ``mmpar_state`` in checkpoints."""
+        """Return the exact-resume state stored under ``mmpar_state`` in checkpoints.
+
+        Saved after ``resume()`` but before training applied the resumed sampler and RNG
+        states (e.g. a best checkpoint of an evaluation in ``before_run``), it holds those.
+        """
+        pending = self._pending_resume or {}
         sampler_state = None
-        if self._train_loader is not None:
+        if "sampler" in pending:
+            sampler_state = pending["sampler"]
+        elif self._train_loader is not None:
             sampler, _ = find_resumable_sampler(self._train_loader)
             if sampler is not None:
                 sampler_state = sampler.state_dict()
@@ -499,7 +514,7 @@ class BaseRunner(metaclass=ABCMeta):
         return {
             "version": RESUME_STATE_VERSION,
             **self._next_position,
-            "rng": get_rng_state(),
+            "rng": pending["rng"] if pending.get("rng") is not None else get_rng_state(),
             "sampler": sampler_state,
             "hooks": hooks,
         }
@@ -561,6 +576,7 @@ class BaseRunner(metaclass=ABCMeta):
         Returns:
             The checkpoint dict, or None when ``'auto'`` found nothing.
 
+        The weights must fit the model exactly (``strict``): resuming continues the same run.
         Hook states are handed to the registered hooks now and again when ``run()`` starts,
         so hooks registered after ``resume()`` get theirs too. Sampler and RNG states are
         applied when the first training epoch creates its iterator.
@@ -574,7 +590,7 @@ class BaseRunner(metaclass=ABCMeta):
                 return None
             checkpoint = found
         ckpt = self.load_checkpoint(
-            checkpoint, map_location=map_location, weights_only=weights_only
+            checkpoint, map_location=map_location, strict=True, weights_only=weights_only
         )
         meta = ckpt.get("meta") or {}
         state = ckpt.get("mmpar_state")
@@ -662,9 +678,18 @@ class BaseRunner(metaclass=ABCMeta):
                 )
             policy = cfg.pop("policy")
             # mmcv: 'step' → 'Step'; names already in CamelCase ('CosineAnnealing') stay.
-            if policy == policy.lower():
-                policy = policy.title()
-            cfg["type"] = policy + suffix
+            name = (
+                policy.title() if isinstance(policy, str) and policy == policy.lower() else policy
+            )
+            cfg["type"] = f"{name}{suffix}"
+            if HOOKS.get(cfg["type"]) is None:
+                policies = [n[: -len(suffix)] for n in HOOKS.module_dict if n.endswith(suffix)]
+                close = difflib.get_close_matches(str(name), policies, n=3, cutoff=0.5)
+                hint = f" Did you mean: {', '.join(close)}?" if close else ""
+                raise KeyError(
+                    f'unknown policy "{policy}" (no {cfg["type"]} in the hook registry).{hint} '
+                    f"Known policies: {', '.join(sorted(policies))}"
+                )
             hook = HOOKS.build(cfg)
         else:
             hook = cfg
@@ -751,12 +776,22 @@ class BaseRunner(metaclass=ABCMeta):
         Every config is also accepted as a Hook instance; None leaves that hook out (the
         defaults are copied, never mutated). ``nan_guard_config=None`` (or False) disables the
         NaN guard.
+
+        Errors name the config key whose hook failed to build (``log_config: ...``).
         """
-        self.register_lr_hook(lr_config)
-        self.register_nan_guard_hook(nan_guard_config)
-        self.register_momentum_hook(momentum_config)
-        self.register_optimizer_hook(optimizer_config)
-        self.register_checkpoint_hook(checkpoint_config)
-        self.register_timer_hook(timer_config)
-        self.register_logger_hooks(log_config)
-        self.register_custom_hooks(custom_hooks_config)
+        with config_error_context("lr_config"):
+            self.register_lr_hook(lr_config)
+        with config_error_context("nan_guard_config"):
+            self.register_nan_guard_hook(nan_guard_config)
+        with config_error_context("momentum_config"):
+            self.register_momentum_hook(momentum_config)
+        with config_error_context("optimizer_config"):
+            self.register_optimizer_hook(optimizer_config)
+        with config_error_context("checkpoint_config"):
+            self.register_checkpoint_hook(checkpoint_config)
+        with config_error_context("timer_config"):
+            self.register_timer_hook(timer_config)
+        with config_error_context("log_config"):
+            self.register_logger_hooks(log_config)
+        with config_error_context("custom_hooks"):
+            self.register_custom_hooks(custom_hooks_config)

@@ -29,6 +29,8 @@ from mmpar.version import __version__
 
 __all__ = [
     "CheckpointError",
+    "CheckpointMismatchError",
+    "CheckpointSaveError",
     "CorruptCheckpointError",
     "UnsafeCheckpointError",
     "find_latest_checkpoint",
@@ -50,8 +52,32 @@ class CorruptCheckpointError(CheckpointError):
     """The file is not a valid checkpoint: truncated, corrupt or not a PyTorch file."""
 
 
+class CheckpointMismatchError(CheckpointError):
+    """The checkpoint's tensors do not fit the model (strict loading, or none fit at all)."""
+
+
 class UnsafeCheckpointError(CheckpointError, pickle.UnpicklingError):
     """The file needs arbitrary code to unpickle and ``weights_only=True`` refused it."""
+
+
+class CheckpointSaveError(OSError):
+    """A checkpoint could not be written (disk full, file size limit, I/O error, ...).
+
+    Nothing was written under the checkpoint's name: the previous checkpoints are unchanged.
+    ``errno`` is the underlying error's, when there is one.
+    """
+
+
+def _os_error_in_chain(err: BaseException) -> OSError | None:
+    """The innermost ``OSError`` among ``err`` and its causes/contexts, or None."""
+    found = None
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError):
+            found = err
+        err = err.__cause__ or err.__context__
+    return found
 
 
 def _unwrap(model: nn.Module) -> nn.Module:
@@ -98,10 +124,15 @@ def get_state_dict(model: nn.Module) -> OrderedDict:
 
 @contextlib.contextmanager
 def _atomic_path(filename: str) -> Iterator[str]:
-    """Yield a temp path next to ``filename``; on success move it into place durably."""
+    """Yield a temp path next to ``filename``; on success move it into place durably.
+
+    Temporaries of the same file left by processes killed while writing it
+    (``.<name>.tmp.<pid>``) are deleted once the new file is in place.
+    """
     dirname = os.path.dirname(os.path.abspath(filename))
     os.makedirs(dirname, exist_ok=True)
-    tmp = os.path.join(dirname, f".{os.path.basename(filename)}.tmp.{os.getpid()}")
+    prefix = f".{os.path.basename(filename)}.tmp."
+    tmp = os.path.join(dirname, f"{prefix}{os.getpid()}")
     try:
         yield tmp
         os.replace(tmp, filename)
@@ -110,6 +141,10 @@ def _atomic_path(filename: str) -> Iterator[str]:
             os.remove(tmp)
         raise
     _fsync_dir(dirname)
+    for name in os.listdir(dirname):
+        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(dirname, name))
 
 
 def _fsync_dir(dirname: str) -> None:
@@ -141,6 +176,8 @@ def save_checkpoint(
 
     Raises:
         TypeError: ``meta`` is not a dict or ``optimizer`` has the wrong type.
+        CheckpointSaveError: Writing failed (disk full, file too large, ...); the message
+            names ``filename`` and the cause, and no file was left under that name.
     """
     if meta is None:
         meta = {}
@@ -158,11 +195,22 @@ def save_checkpoint(
         )
     if extra_state is not None:
         checkpoint["mmpar_state"] = weights_to_cpu(extra_state)
-    with _atomic_path(filename) as tmp:
-        with open(tmp, "wb") as f:
-            torch.save(checkpoint, f)
-            f.flush()
-            os.fsync(f.fileno())
+    with _atomic_path(filename) as tmp:  # removes the temporary file if this fails
+        try:
+            with open(tmp, "wb") as f:
+                torch.save(checkpoint, f)
+                f.flush()
+                os.fsync(f.fileno())
+        except (OSError, RuntimeError) as err:
+            # torch reports a failed write as e.g. "RuntimeError: [enforce fail at
+            # inline_container.cc] unexpected pos", without the path or the OS error.
+            cause = _os_error_in_chain(err) or err
+            save_error = CheckpointSaveError(
+                f'could not save checkpoint "{filename}": {cause}. Nothing was written under '
+                "that name; the previous checkpoints are unchanged"
+            )
+            save_error.errno = getattr(cause, "errno", None)
+            raise save_error from err
 
 
 def update_latest_link(out_dir: str, filename: str, link_name: str = "latest.pth") -> str:
@@ -229,15 +277,20 @@ def _load_local(filename: str, map_location: Any, weights_only: bool, mmap: bool
         return _torch_load(filename, map_location, weights_only, mmap=mmap)
     except pickle.UnpicklingError as err:
         if weights_only and _is_refusal(err):
+            found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(err))
+            what = f"the Python object {found.group(1)}" if found else "Python objects"
             raise UnsafeCheckpointError(
-                f'Refused to load "{filename}": it contains Python objects that are not plain '
-                "tensors/containers, and unpickling them could run code (weights_only=True). "
-                "If you trust this file, pass weights_only=False to load_checkpoint / "
-                f"runner.resume / runner.load_checkpoint. Details: {err}"
+                f'Refused to load "{filename}": it needs {what}, which is not a plain '
+                "tensor/container, and unpickling it could run code from the file "
+                "(weights_only=True). If you trust this file, pass weights_only=False to "
+                "load_checkpoint / runner.resume / runner.load_checkpoint."
             ) from err
+        # torch wraps the reason in advice about weights_only that does not apply here.
+        found = re.search(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n\n|$)", str(err), re.S)
+        detail = found.group(1) if found else (str(err).splitlines() or [repr(err)])[0]
         raise CorruptCheckpointError(
             f'"{filename}" is not a valid checkpoint, truncated or corrupt (or not a PyTorch '
-            f"file): {str(err).splitlines()[-1] if str(err) else err!r}"
+            f"file): {detail}"
         ) from err
     except (RuntimeError, EOFError, ValueError, OSError) as err:
         if isinstance(err, FileNotFoundError):
@@ -295,7 +348,9 @@ def load_state_dict(
 ) -> dict:
     """Load ``state_dict`` into ``module``, reporting missing, unexpected and mis-shaped keys.
 
-    Tensors whose shape differs from the module's are skipped (and reported) instead of failing.
+    Tensors whose shape differs from the module's are skipped (and reported) instead of failing,
+    unless not a single tensor fits: then the state dict belongs to another model, and loading
+    "nothing" would silently leave the module as it was.
 
     Args:
         module: Target module (module wrappers are unwrapped).
@@ -307,11 +362,14 @@ def load_state_dict(
         ``{'missing_keys': [...], 'unexpected_keys': [...], 'shape_mismatch': [...]}``.
 
     Raises:
-        RuntimeError: ``strict`` and some key did not match; the message lists them.
+        CheckpointMismatchError: ``strict`` and some key did not match, or no tensor of a
+            non-empty ``state_dict`` fits the module; the message lists the keys (and the
+            checkpoint and model shapes). A ``RuntimeError``, as in mmcv.
     """
     module = _unwrap(module)
     own = module.state_dict()
     shape_mismatch = []
+    mismatched: set = set()  # reported as mis-shaped, not also as missing
     filtered = OrderedDict()
     for key, value in state_dict.items():
         if (
@@ -323,6 +381,7 @@ def load_state_dict(
             shape_mismatch.append(
                 f"{key}: checkpoint {tuple(value.shape)} vs model {tuple(own[key].shape)}"
             )
+            mismatched.add(key)
             continue
         filtered[key] = value
     metadata = getattr(state_dict, "_metadata", None)
@@ -330,7 +389,11 @@ def load_state_dict(
         filtered._metadata = metadata  # type: ignore[attr-defined]
     result = module.load_state_dict(filtered, strict=False)
     # BatchNorm's num_batches_tracked is often absent from older checkpoints; not worth a warning.
-    missing = [k for k in result.missing_keys if not k.endswith("num_batches_tracked")]
+    missing = [
+        k
+        for k in result.missing_keys
+        if not k.endswith("num_batches_tracked") and k not in mismatched
+    ]
     report = {
         "missing_keys": missing,
         "unexpected_keys": list(result.unexpected_keys),
@@ -346,9 +409,36 @@ def load_state_dict(
     if lines:
         msg = "The model and loaded state dict do not match exactly\n" + "\n".join(lines)
         if strict:
-            raise RuntimeError(msg)
+            raise CheckpointMismatchError(
+                "the state dict does not match the model exactly (strict loading)\n"
+                + _summarize(report)
+            )
+        if state_dict and not any(k in own for k in filtered):
+            raise CheckpointMismatchError(
+                f"none of the {len(state_dict)} entries of the state dict fits "
+                f"{type(module).__name__} (a checkpoint of another model?)\n" + _summarize(report)
+            )
         (logger or _logger).warning(msg)
     return report
+
+
+def _summarize(report: dict, limit: int = 8) -> str:
+    """The mismatch report as lines, each list cut to ``limit`` entries."""
+
+    def _cut(items: list, sep: str) -> str:
+        more = f"{sep}... ({len(items) - limit} more)" if len(items) > limit else ""
+        return sep.join(items[:limit]) + more
+
+    lines = []
+    if report["unexpected_keys"]:
+        lines.append(
+            "unexpected key in source state_dict: " + _cut(report["unexpected_keys"], ", ")
+        )
+    if report["missing_keys"]:
+        lines.append("missing keys in source state_dict: " + _cut(report["missing_keys"], ", "))
+    if report["shape_mismatch"]:
+        lines.append("size mismatch: " + _cut(report["shape_mismatch"], "; "))
+    return "\n".join(lines)
 
 
 def load_checkpoint(
@@ -381,7 +471,8 @@ def load_checkpoint(
         FileNotFoundError: The file does not exist.
         CorruptCheckpointError: The file is truncated or not a checkpoint.
         UnsafeCheckpointError: ``weights_only`` refused the file's contents.
-        RuntimeError: ``strict`` and the keys do not match.
+        CheckpointMismatchError: ``strict`` and the keys do not match, or no tensor fits the
+            model (see :func:`load_state_dict`); the message names the file.
     """
     checkpoint = _load_checkpoint(filename, map_location, logger, weights_only)
     if not isinstance(checkpoint, dict):
@@ -396,7 +487,10 @@ def load_checkpoint(
         )
     if metadata is not None:
         state_dict._metadata = metadata  # type: ignore[attr-defined]
-    load_state_dict(model, state_dict, strict, logger)
+    try:
+        load_state_dict(model, state_dict, strict, logger)
+    except CheckpointMismatchError as err:
+        raise CheckpointMismatchError(f'"{filename}" does not fit the model: {err}') from err
     return checkpoint
 
 

@@ -60,6 +60,10 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
             ignored under torchrun, whose ``--master_port`` decides); everything else goes to
             ``torch.distributed.init_process_group`` (e.g. ``timeout``).
 
+    When torchrun restarts the workers of a single-node job (``--max-restarts``), each
+    attempt's process group keeps its keys in torchrun's store under its own prefix, so a
+    restarted worker never reads the addresses of the previous, dead attempt.
+
     Raises:
         ValueError: Unknown launcher.
         RuntimeError: Required environment variables are missing, ``scontrol`` is unavailable,
@@ -92,7 +96,49 @@ def _init_pytorch(backend: str, port: int | None = None, **kwargs: Any) -> None:
         "--launcher pytorch`.",
     )
     _set_cuda_device(int(env["LOCAL_RANK"]))
+    if not {"init_method", "store"} & set(kwargs):
+        restart_store = _elastic_restart_store(kwargs.get("timeout"))
+        if restart_store is not None:
+            kwargs.update(store=restart_store, rank=int(env["RANK"]))
+            kwargs.update(world_size=int(env["WORLD_SIZE"]))
     dist.init_process_group(backend=backend, **kwargs)
+
+
+def _elastic_restart_store(timeout: Any = None) -> dist.Store | None:
+    """A store of this restart attempt when torchrun has restarted the workers of one node.
+
+    torchrun keeps one TCPStore for the whole job and hands it to every attempt (the agent
+    store); the keys the previous attempt's process group wrote (e.g. gloo's peer addresses)
+    are still there, so restarted workers can read them and connect to dead peers (``Connection
+    refused``/hang). Prefixing the keys with ``TORCHELASTIC_RESTART_COUNT`` isolates each
+    attempt. Only for a single node (``GROUP_WORLD_SIZE=1``), where every worker has the same
+    restart count; on several nodes the count is per node, so torch's behaviour is kept.
+
+    Args:
+        timeout: Store timeout (default: torch's default process-group timeout).
+
+    Returns:
+        The prefixed store, or None for a first attempt, without the agent store, or on
+        several nodes.
+    """
+    env = os.environ
+    attempt = int(env.get("TORCHELASTIC_RESTART_COUNT", "0") or 0)
+    if (
+        attempt == 0
+        or env.get("TORCHELASTIC_USE_AGENT_STORE") != "True"
+        or env.get("GROUP_WORLD_SIZE") != "1"
+    ):
+        return None
+    from torch.distributed.constants import default_pg_timeout
+
+    store = dist.TCPStore(
+        env["MASTER_ADDR"],
+        int(env["MASTER_PORT"]),
+        int(env["WORLD_SIZE"]),
+        is_master=False,  # the torchrun agent hosts it
+        timeout=timeout or default_pg_timeout,
+    )
+    return dist.PrefixStore(f"mmpar/restart_{attempt}", store)
 
 
 def _slurm_master_addr(node_list: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from typing import Any
 
@@ -34,7 +35,12 @@ def check_workflow(data_loaders: Any, workflow: Any) -> None:
             raise ValueError(f"each workflow phase must be (mode, count), got {phase!r}")
         mode, count = phase
         if mode not in VALID_MODES:
-            raise ValueError(f"unknown workflow mode {mode!r}; valid modes are {list(VALID_MODES)}")
+            close = difflib.get_close_matches(str(mode), VALID_MODES, n=1, cutoff=0.5)
+            hint = f" Did you mean: {close[0]}?" if close else ""
+            raise ValueError(
+                f"unknown workflow mode {mode!r} in {phase!r}; valid modes are "
+                f"{list(VALID_MODES)}.{hint}"
+            )
         if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
             raise ValueError(f"workflow phase {phase!r}: the count must be a positive int")
 

@@ -12,10 +12,11 @@ from .env import collect_env
 from .logging import get_logger, print_log
 from .misc import set_random_seed
 from .plugins import import_modules_from_strings, load_entry_point_plugins
-from .registry import Registry, build_from_cfg
+from .registry import ConfigArgumentError, Registry, build_from_cfg
 
 __all__ = [
     "Config",
+    "ConfigArgumentError",
     "ConfigDict",
     "ConfigError",
     "ConfigOptionError",

@@ -643,18 +643,28 @@ class Config:
             options: Keys are dotted paths (``'model.backbone.depth'``); with
                 ``allow_list_keys`` a digit part indexes a list
                 (``'data.train.pipeline.1.type'``). Dict values merge into existing dicts
-                (``_delete_=True`` replaces). Missing dict keys are created.
+                (``_delete_=True`` replaces). Missing keys are created (``fp16.loss_scale``
+                adds ``fp16``), except where the path is most likely a typo: a missing key
+                that is followed by a list index, or that nearly equals an existing key at
+                the same level (``data.trian.samples_per_gpu``) is an error. Options that set
+                ``custom_imports`` import its modules, as loading a config file does.
             allow_list_keys: Allow digit parts to index lists.
 
         Raises:
             ConfigOptionError: A key is malformed (empty part), goes through a value that is
-                not a dict/list, or indexes past the end of a list. Nothing is changed then.
+                not a dict/list, indexes past the end of a list, or goes through a missing key
+                that looks like a typo (see above). Nothing is changed then.
+            ImportError: A ``custom_imports`` module given in the options failed to import.
         """
         if not isinstance(options, dict):
             raise TypeError(f"options must be a dict, but got {type(options).__name__}")
         cfg = copy.deepcopy(self._cfg_dict)
         for full_key, value in options.items():
             _set_dotted(cfg, full_key, value, allow_list_keys)
+        if any(key.split(".")[0] == "custom_imports" for key in options):
+            # Options may add plugins (--cfg-options custom_imports.imports=[my_pkg.hooks]);
+            # import them as loading a config file does. Modules already imported are no-ops.
+            _import_custom(cfg, "--cfg-options")
         object.__setattr__(self, "_cfg_dict", cfg)
 
     # -- mapping protocol -----------------------------------------------------------------
@@ -733,6 +743,34 @@ def _merges_into(value: Any, target: Any) -> bool:
     return isinstance(value, dict) and isinstance(target, dict) and not value.get(DELETE_KEY)
 
 
+def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> None:
+    """Refuse to create the missing dict ``parts[depth]`` when it is most likely a typo.
+
+    Options may add new keys (``fp16.loss_scale=512`` creates ``fp16``), but a path that
+    indexes into the missing key as if it were a list (``data.trian.pipeline.0.type``), or
+    whose missing key is one edit away from an existing one (``data.trian`` vs ``train``),
+    would silently create a dict nobody reads.
+
+    Raises:
+        ConfigOptionError: Naming the missing key, its parent's keys and close matches.
+    """
+    part = parts[depth]
+    siblings = [str(k) for k in node]
+    close = difflib.get_close_matches(part, siblings, n=3, cutoff=0.8)
+    indexes_a_list = any(p.isdigit() for p in parts[depth + 1 :])
+    if not close and not indexes_a_list:
+        return
+    parent = ".".join(parts[:depth]) or "the config"
+    if close:
+        hint = f" Did you mean: {', '.join(close)}?"
+    else:
+        hint = " A list index cannot follow a key that does not exist."
+    raise ConfigOptionError(
+        f'Option "{full_key}": "{".".join(parts[: depth + 1])}" does not exist ({parent} has '
+        f"keys {', '.join(siblings) or 'none'}).{hint}"
+    )
+
+
 def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: bool) -> None:
     """Set ``cfg[a][b][c] = value`` for ``full_key='a.b.c'`` (see ``merge_from_dict``)."""
     if not isinstance(full_key, str):
@@ -753,6 +791,7 @@ def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: boo
                 node[part] = _to_config_dicts(_to_plain(_strip_delete_keys(value)))
                 return
             if part not in node:
+                _check_new_key(node, full_key, parts, depth)
                 node[part] = ConfigDict()
             node = node[part]
         elif isinstance(node, list) and allow_list_keys:

@@ -36,12 +36,24 @@ def collect_env() -> dict[str, Any]:
         env["CUDA"] = torch.version.cuda
         env["cuDNN"] = torch.backends.cudnn.version()
     env["PyTorch"] = torch.__version__
-    try:
-        import torchvision
-
-        env["TorchVision"] = torchvision.__version__
-    except ImportError:
-        env["TorchVision"] = "not installed"
+    env["TorchVision"] = _torchvision_version()
     env["NumPy"] = np.__version__
     env["mmpar"] = __version__
     return env
+
+
+def _torchvision_version() -> str:
+    """Return the version of torchvision, without importing it if it is not loaded yet.
+
+    Importing torchvision pulls in ``torch._dynamo`` (seconds per process start), so the
+    installed distribution's metadata is read instead.
+    """
+    module = sys.modules.get("torchvision")
+    if module is not None:
+        return str(module.__version__)
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torchvision")
+    except PackageNotFoundError:
+        return "not installed"

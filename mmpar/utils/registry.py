@@ -2,9 +2,88 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
+import re
+from collections.abc import Iterator
 from typing import Any, Callable, Union
+
+
+class ConfigArgumentError(TypeError):
+    """A config dict passes an argument its ``type`` does not accept, or misses a required one.
+
+    The message names the registry, the type and the argument (with close matches).
+    """
+
+
+def _error_text(err: BaseException) -> str:
+    """``str(err)`` without the quotes ``KeyError`` adds around its message."""
+    if isinstance(err, KeyError) and len(err.args) == 1:
+        return str(err.args[0])
+    return str(err)
+
+
+def _check_arguments(obj_cls: Any, args: dict, registry: Registry) -> None:
+    """Raise :class:`ConfigArgumentError` if ``obj_cls(**args)`` cannot bind its arguments.
+
+    Objects whose signature cannot be read, or that take ``**kwargs``, are not checked here.
+    """
+    try:
+        params = inspect.signature(obj_cls).parameters
+    except (TypeError, ValueError):
+        return
+    kinds = inspect.Parameter
+    if any(p.kind == kinds.VAR_KEYWORD for p in params.values()):
+        return
+    named = [
+        n for n, p in params.items() if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
+    ]
+    name = getattr(obj_cls, "__name__", repr(obj_cls))
+    where = f'{name} (registry "{registry.name}")'
+    for key in args:
+        if key not in named:
+            close = difflib.get_close_matches(str(key), named, n=3, cutoff=0.6)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise ConfigArgumentError(
+                f'{where}: unexpected keyword argument "{key}".{hint} '
+                f"Valid arguments: {', '.join(named)}"
+            )
+    required = [
+        n
+        for n, p in params.items()
+        if p.default is p.empty and p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
+    ]
+    missing = [n for n in required if n not in args]
+    if missing:
+        raise ConfigArgumentError(
+            f"{where}: missing required argument(s) {', '.join(repr(m) for m in missing)}"
+        )
+
+
+@contextlib.contextmanager
+def config_error_context(key: str) -> Iterator[None]:
+    """Prefix configuration errors raised inside the block with ``'<key>: '``.
+
+    Used where an object is built from one config key (``lr_config``, ``optimizer``, ...) so
+    that the message names the key to fix. ``KeyError``, ``ValueError``,
+    ``FileNotFoundError`` and :class:`ConfigArgumentError` are re-raised with the same type
+    (chained); other exceptions pass through unchanged.
+
+    Args:
+        key: The config key, e.g. ``'log_config'``.
+    """
+    try:
+        yield
+    except (KeyError, ValueError, FileNotFoundError, ConfigArgumentError) as err:
+        try:
+            wrapped = type(err)(f"{key}: {_error_text(err)}")
+        except Exception:
+            raise err from None  # its constructor takes other arguments: keep it as it is
+        raise wrapped from err
+
+
+_UNEXPECTED_KWARG = re.compile(r"got an unexpected keyword argument '([^']+)'")
 
 
 def build_from_cfg(cfg: dict, registry: Registry, default_args: dict | None = None) -> Any:
@@ -21,6 +100,8 @@ def build_from_cfg(cfg: dict, registry: Registry, default_args: dict | None = No
 
     Raises:
         TypeError: ``cfg`` is not a dict or ``type`` has the wrong kind.
+        ConfigArgumentError: An argument the type does not accept, or a missing required one
+            (a ``TypeError``; names the registry, the type and the argument).
         KeyError: ``type`` is missing or not registered (with close matches).
         Exception: Re-raised from the constructor, with the registry and type named.
     """
@@ -50,12 +131,18 @@ def build_from_cfg(cfg: dict, registry: Registry, default_args: dict | None = No
         obj_cls = obj_type
     else:
         raise TypeError(f"type must be a str, class or callable, but got {type(obj_type).__name__}")
+    _check_arguments(obj_cls, args, registry)
     try:
         return obj_cls(**args)
     except Exception as err:
         name = getattr(obj_cls, "__name__", repr(obj_cls))
+        err_type: type = type(err)
+        bad = _UNEXPECTED_KWARG.search(str(err)) if err_type is TypeError else None
+        if bad and bad.group(1) in args:
+            # A **kwargs constructor passed a config argument on to one that rejects it.
+            err_type = ConfigArgumentError
         try:
-            wrapped = type(err)(f'{name} (registry "{registry.name}"): {err}')
+            wrapped = err_type(f'{name} (registry "{registry.name}"): {_error_text(err)}')
         except Exception:
             raise err from None  # its constructor takes other arguments: keep it as it is
         raise wrapped from err

@@ -1,41 +1,14 @@
-"""Bad input to the tools: non-zero exit and one clear line, no traceback; print_config output."""
+"""Bad input to the tools: non-zero exit and one clear line, no traceback; print_config output.
+
+Bad configs, checkpoints, data, launchers and work dirs given to tools/train.py and
+tools/test.py are covered by tests/reliability/test_bad_input.py.
+"""
 
 import pytest
 
 from mmpar import Config
 
 pytestmark = pytest.mark.slow
-
-DIST_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_WORLD_SIZE")
-
-
-def _assert_user_error(proc, *fragments):
-    assert proc.returncode == 2, (proc.returncode, proc.stderr[-3000:])
-    assert "Traceback" not in proc.stderr, proc.stderr
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: "), proc.stderr
-    for fragment in fragments:
-        assert fragment in last, (fragment, last)
-
-
-def test_missing_config_is_named(e2e, tmp_path):
-    missing = tmp_path / "nope.py"
-    _assert_user_error(e2e.run_tool("tools/train.py", missing), str(missing))
-
-
-def test_launcher_pytorch_outside_torchrun_names_the_missing_variables(e2e, tmp_path):
-    env = {k: v for k, v in e2e.tool_env().items() if k not in DIST_VARS}
-    proc = e2e.run_tool(
-        "tools/train.py",
-        e2e.DIGITS_CONFIG,
-        "--launcher",
-        "pytorch",
-        "--work-dir",
-        tmp_path,
-        env=env,
-    )
-    _assert_user_error(proc, "--launcher pytorch", "RANK")
-    assert "torchrun" in proc.stderr
 
 
 def _in_process_error(e2e, capsys, tool, *argv):
@@ -47,20 +20,6 @@ def _in_process_error(e2e, capsys, tool, *argv):
     last = err.strip().splitlines()[-1]  # earlier lines: the run's log, if it got that far
     assert last.startswith("error: ") and "Traceback" not in err, err
     return last
-
-
-def test_unknown_model_type_names_the_type(e2e, capsys, tmp_path):
-    err = _in_process_error(
-        e2e,
-        capsys,
-        "train",
-        e2e.REPO / e2e.DIGITS_CONFIG,
-        "--work-dir",
-        tmp_path,
-        "--cfg-options",
-        "model.type=NoSuchClassifier",
-    )
-    assert "NoSuchClassifier" in err
 
 
 def test_test_tool_rejects_missing_checkpoint_and_bad_out(e2e, capsys, tmp_path):

@@ -154,6 +154,7 @@ def test_save_best_keeps_only_best(tmp_path):
     best = os.path.join(str(tmp_path), "best_accuracy_epoch_4.pth")
     assert runner.meta["hook_msgs"] == {"best_score": 0.75, "best_ckpt": best}
     assert hook.state_dict() == {
+        "evaluated_at": 4,
         "best_score": 0.75,
         "best_ckpt": best,
         "key_indicator": "accuracy",

@@ -234,3 +234,15 @@ def test_import_modules_from_strings():
         assert import_modules_from_strings(["json", "no_such_mod_q2"], True) == [json, None]
     with pytest.raises(TypeError, match="str or a list of str"):
         import_modules_from_strings([1])
+
+
+def test_custom_imports_given_as_cfg_options_are_imported(hook_module):
+    # mmdet-style: --cfg-options custom_imports.imports=[my_pkg.hooks] adds a plugin.
+    from mmpar.runner.hooks.hook import HOOKS
+
+    module, hook_name = hook_module
+    cfg = Config(dict(model=dict(type="Net")))
+    cfg.merge_from_dict({"custom_imports.imports": [module]})
+    assert module in sys.modules and HOOKS.get(hook_name) is not None
+    with pytest.raises(ImportError, match='"no_such_mod_q2".*--cfg-options'):
+        cfg.merge_from_dict({"custom_imports": dict(imports=["no_such_mod_q2"])})

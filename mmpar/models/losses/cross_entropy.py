@@ -11,6 +11,29 @@ from torch import nn
 from ..builder import LOSSES
 
 
+def _raise_if_label_out_of_range(
+    cls_score: torch.Tensor, label: torch.Tensor, err: Exception
+) -> None:
+    """Turn torch's "Target 12 is out of bounds" into a message naming labels and positions.
+
+    Only called after ``F.cross_entropy`` failed, so the happy path pays nothing.
+
+    Raises:
+        ValueError: Some class-index label is outside ``[0, C)``.
+    """
+    if label.dim() != 1 or label.is_floating_point() or cls_score.dim() < 2:
+        return
+    num_classes = cls_score.shape[1]
+    bad = ((label < 0) | (label >= num_classes)).nonzero().flatten().tolist()
+    if not bad:
+        return
+    shown = ", ".join(f"{int(label[i])} at batch position {i}" for i in bad[:5])
+    raise ValueError(
+        f"CrossEntropyLoss: gt_label {shown} outside [0, {num_classes}) for the head's "
+        f"{num_classes} classes; check the dataset's labels against model.head.num_classes"
+    ) from err
+
+
 @LOSSES.register_module()
 class CrossEntropyLoss(nn.Module):
     """Cross-entropy over class scores.
@@ -60,13 +83,17 @@ class CrossEntropyLoss(nn.Module):
         class_weight = None
         if self.class_weight is not None:
             class_weight = cls_score.new_tensor(self.class_weight)
-        loss = F.cross_entropy(
-            cls_score,
-            label,
-            weight=class_weight,
-            reduction="none",
-            label_smoothing=self.label_smoothing,
-        )
+        try:
+            loss = F.cross_entropy(
+                cls_score,
+                label,
+                weight=class_weight,
+                reduction="none",
+                label_smoothing=self.label_smoothing,
+            )
+        except (IndexError, RuntimeError) as err:
+            _raise_if_label_out_of_range(cls_score, label, err)
+            raise
         if weight is not None:
             loss = loss * weight.float()
         if reduction == "mean":

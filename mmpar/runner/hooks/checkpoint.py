@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from mmpar.utils.registry import ConfigArgumentError
+
 from .hook import HOOKS, Hook
 
 
@@ -54,9 +56,14 @@ class CheckpointHook(Hook):
     ) -> None:
         if isinstance(interval, bool) or not isinstance(interval, int):
             raise TypeError(f"interval must be an int, but got {type(interval).__name__}")
+        if interval == 0 or interval < -1:
+            raise ValueError(
+                f"CheckpointHook: interval must be a positive int, or -1 to save only the last "
+                f"checkpoint (with save_last=True), but got {interval}"
+            )
         unknown = set(kwargs) - {"filename_tmpl", "create_symlink", "meta"}
         if unknown:
-            raise TypeError(
+            raise ConfigArgumentError(
                 f"CheckpointHook got unknown arguments {sorted(unknown)}; extra arguments may be "
                 "filename_tmpl, create_symlink and meta"
             )
@@ -120,22 +127,24 @@ class CheckpointHook(Hook):
         default_tmpl = "epoch_{}.pth" if self.by_epoch else "iter_{}.pth"
         number = runner.epoch + 1 if self.by_epoch else runner.iter + 1
         filename = self.args.get("filename_tmpl", default_tmpl).format(number)
-        # Recorded before saving so the checkpoint's own hook state lists itself.
+        # Recorded before saving so the checkpoint's own hook state lists itself, and its
+        # hook_msgs name it as the last checkpoint (a run resumed from it then goes on exactly
+        # as the uninterrupted run would).
         if filename in self.written:
             self.written.remove(filename)
         self.written.append(filename)
+        if runner.meta is not None:
+            runner.meta.setdefault("hook_msgs", {})["last_ckpt"] = os.path.join(
+                self.out_dir, filename
+            )
         # Pass the finished name (braces escaped): the runner formats with the epoch number.
-        path = runner.save_checkpoint(
+        runner.save_checkpoint(
             self.out_dir,
             filename_tmpl=filename.replace("{", "{{").replace("}", "}}"),
             save_optimizer=self.save_optimizer,
             meta=self.args.get("meta"),
             create_symlink=self.args.get("create_symlink", True),
         )
-        if runner.meta is not None:
-            runner.meta.setdefault("hook_msgs", {})["last_ckpt"] = path or os.path.join(
-                self.out_dir, filename
-            )
         self._rotate(runner, filename)
 
     def _rotate(self, runner: Any, current: str) -> None:

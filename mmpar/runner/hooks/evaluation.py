@@ -12,6 +12,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.utils.data import DataLoader
 
+from ..utils import get_rng_state, set_rng_state
 from .hook import HOOKS, Hook
 
 # Public BatchNorm classes whose running stats DistEvalHook syncs from rank 0.
@@ -53,7 +54,10 @@ class EvalHook(Hook):
     log them as a val record. With ``save_best`` the best checkpoint is kept as
     ``best_<metric>_epoch_<n>.pth`` (``_iter_<n>`` when evaluating by iteration), the previous
     best file deleted, and ``best_score``/``best_ckpt`` recorded in ``runner.meta['hook_msgs']``.
-    The model's train/eval mode is restored after testing.
+    The model's train/eval mode and the RNG states are restored after testing, so evaluating
+    never changes training. If a run is resumed from a checkpoint saved before an evaluation
+    that was due (the checkpoint hook runs first; a crash came in between), that evaluation
+    runs before training continues.
 
     Register it at ``LOW`` priority (after the checkpoint hook, before the loggers), as
     ``train_model`` does.
@@ -150,6 +154,9 @@ class EvalHook(Hook):
         # Bumped after every evaluation; EarlyStoppingHook uses it to spot fresh results.
         self.eval_count = 0
         self.last_eval_res: dict | None = None
+        # Epoch/iteration (1-based) of the last evaluation; None: unknown (resumed from a
+        # checkpoint without this hook's state), 0: none yet.
+        self.evaluated_at: int | None = None
         self.rule: str | None = None
         self.key_indicator: str | None = None
         if save_best is not None:
@@ -189,9 +196,15 @@ class EvalHook(Hook):
     # Stages -------------------------------------------------------------------------------------
 
     def before_run(self, runner: Any) -> None:
-        """Resolve ``out_dir`` and pick up the best checkpoint of a resumed run."""
+        """Resolve ``out_dir``, pick up the best checkpoint and catch up on a missed evaluation.
+
+        A run resumed from a checkpoint saved before an evaluation that was due (the crash
+        came between the two) evaluates now, also when no training is left to do.
+        """
         if not self.out_dir:
             self.out_dir = runner.work_dir
+        if self.evaluated_at is None and runner.iter == 0:
+            self.evaluated_at = 0  # a fresh run: a checkpoint saved before the first evaluation
         if self.save_best is not None:
             if runner.meta is None:
                 runner.meta = {}
@@ -201,6 +214,9 @@ class EvalHook(Hook):
                 self.best_ckpt_path = msgs.get("best_ckpt")
             if self.best_score is None and "best_score" in msgs:
                 self.best_score = msgs["best_score"]
+        if self._missed(runner.epoch if self.by_epoch else runner.iter):
+            self._evaluate_now(runner)
+            self.initial_flag = False  # that was the evaluation before resumed training
 
     def before_train_iter(self, runner: Any) -> None:
         """When resuming by iteration at or after ``start``, evaluate once first."""
@@ -218,26 +234,41 @@ class EvalHook(Hook):
             self._evaluate_now(runner)
         self.initial_flag = False
 
+    def _missed(self, completed: int) -> bool:
+        """Whether the evaluation due after ``completed`` epochs/iterations never ran."""
+        return (
+            completed > 0
+            and self.evaluated_at is not None
+            and self.evaluated_at < completed
+            and self._is_eval_point(completed)
+        )
+
     def after_train_iter(self, runner: Any) -> None:
         """Evaluate by iteration (loggers log the result as a separate val record)."""
         if not self.by_epoch and self._should_evaluate(runner):
+            self.evaluated_at = runner.iter + 1  # before: a best checkpoint saved records it
             self._do_evaluate(runner)
 
     def after_train_epoch(self, runner: Any) -> None:
         """Evaluate by epoch."""
         if self.by_epoch and self._should_evaluate(runner):
+            self.evaluated_at = runner.epoch + 1
             self._do_evaluate(runner)
 
     def _should_evaluate(self, runner: Any) -> bool:
         """Whether the epoch/iteration that just ran is an evaluation point."""
-        current = runner.epoch if self.by_epoch else runner.iter
+        return self._is_eval_point((runner.epoch if self.by_epoch else runner.iter) + 1)
+
+    def _is_eval_point(self, number: int) -> bool:
+        """Whether evaluation is due after epoch/iteration ``number`` (1-based)."""
         if self.start is None:
-            return (current + 1) % self.interval == 0
-        if current + 1 < self.start:
+            return number % self.interval == 0
+        if number < self.start:
             return False
-        return (current + 1 - self.start) % self.interval == 0
+        return (number - self.start) % self.interval == 0
 
     def _evaluate_now(self, runner: Any) -> None:
+        self.evaluated_at = runner.epoch if self.by_epoch else runner.iter
         self._do_evaluate(runner, initial=True)
         if self.last_eval_res is not None and runner.rank == 0:
             # Loggers clear the buffer at the start of the epoch, so say it here.
@@ -255,12 +286,17 @@ class EvalHook(Hook):
     @staticmethod
     def _run_test(model: nn.Module, run: Callable[[nn.Module], Any]) -> Any:
         # The test function switches to eval mode; an iteration-based evaluation inside an
-        # epoch must hand the model back in the mode training left it in.
+        # epoch must hand the model back in the mode training left it in. The RNG states are
+        # put back too: creating the loader's iterator draws from torch's RNG, and training
+        # must not depend on whether (and how often) it was evaluated. Otherwise a run resumed
+        # from a checkpoint saved before an evaluation would draw different random numbers.
         was_training = model.training
+        rng_state = get_rng_state()
         try:
             return run(model)
         finally:
             model.train(was_training)
+            set_rng_state(rng_state)
 
     def evaluate(self, runner: Any, results: list) -> float | None:
         """Score ``results``, put the metrics in the log buffer, return the ``save_best`` score.
@@ -313,14 +349,17 @@ class EvalHook(Hook):
             return
         self.best_score = key_score
         runner.meta.setdefault("hook_msgs", {})["best_score"] = key_score
-        if self.best_ckpt_path and osp.isfile(self.best_ckpt_path):
-            os.remove(self.best_ckpt_path)
-            runner.logger.info(f"The previous best checkpoint {self.best_ckpt_path} was removed")
+        previous = self.best_ckpt_path
         name = f"best_{self.key_indicator}_{cur_type}_{cur_time}.pth"
         self.best_ckpt_path = osp.join(self.out_dir, name)
         runner.meta["hook_msgs"]["best_ckpt"] = self.best_ckpt_path
         runner.save_checkpoint(self.out_dir, filename_tmpl=name, create_symlink=False)
         runner.logger.info(f"Now best checkpoint is saved as {name}.")
+        # Only once the new one is on disk: a crash or failed write during the save must
+        # leave the previous best checkpoint in place.
+        if previous and previous != self.best_ckpt_path and osp.isfile(previous):
+            os.remove(previous)
+            runner.logger.info(f"The previous best checkpoint {previous} was removed")
         runner.logger.info(
             f"Best {self.key_indicator} is {key_score:0.4f} at {cur_time} {cur_type}."
         )
@@ -328,19 +367,27 @@ class EvalHook(Hook):
     # Resumable state ----------------------------------------------------------------------------
 
     def state_dict(self) -> dict:
-        """Best score, best checkpoint path and the resolved metric/rule (empty if none)."""
+        """The last evaluated epoch/iteration; with ``save_best``, the best score and checkpoint.
+
+        ``evaluated_at`` lets a resumed run catch up on an evaluation the crash prevented.
+        """
+        state: dict[str, Any] = {"evaluated_at": self.evaluated_at}
         if self.save_best is None:
-            return {}
-        return {
-            "best_score": self.best_score,
-            "best_ckpt": self.best_ckpt_path,
-            "key_indicator": self.key_indicator,
-            "rule": self.rule,
-        }
+            return state
+        state.update(
+            best_score=self.best_score,
+            best_ckpt=self.best_ckpt_path,
+            key_indicator=self.key_indicator,
+            rule=self.rule,
+        )
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         """Restore the state returned by :meth:`state_dict`."""
         if not state:
+            return
+        self.evaluated_at = state.get("evaluated_at")  # absent in older checkpoints
+        if self.save_best is None:
             return
         self.best_score = state.get("best_score")
         self.best_ckpt_path = state.get("best_ckpt")
