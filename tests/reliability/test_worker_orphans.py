@@ -48,11 +48,11 @@ def test_workers_die_with_a_killed_parent():
         fds = [os.pidfd_open(pid) for pid in pids]  # taken before the kill: no pid reuse race
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=60) == -signal.SIGKILL
-        # A pidfd turns readable when its process exits: wait for that, no polling.
-        ready, _, _ = select.select(fds, [], [], 30)
+        # A pidfd turns readable when its process exits: wait for each, no polling.
+        alive = [pid for pid, fd in zip(pids, fds) if not select.select([fd], [], [], 30)[0]]
         for fd in fds:
             os.close(fd)
-        assert len(ready) == len(fds), "DataLoader workers outlived their killed parent"
+        assert not alive, f"DataLoader workers {alive} outlived their killed parent"
     finally:
         if proc.poll() is None:
             proc.kill()
