@@ -16,6 +16,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
 
+from mmpar.datasets.builder import die_with_parent
 from mmpar.datasets.samplers import DistributedSampler, InfiniteSampler
 from mmpar.runner import EpochBasedRunner, Hook, IterBasedRunner, set_random_seed
 
@@ -47,6 +48,11 @@ class NoisyModel(nn.Module):
         scale = 1.0 + 0.1 * random.random() + 0.1 * float(np.random.rand())
         loss = ((self.net(x).squeeze(-1) - y) ** 2).mean() * scale
         return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
+
+
+def end_with_parent(worker_id):
+    # Workers of the SIGKILLed run must not outlive it (torch's own check can deadlock).
+    die_with_parent()
 
 
 class Marker(Hook):
@@ -93,6 +99,7 @@ def main():
         sampler=sampler,
         num_workers=args.workers,
         persistent_workers=False,
+        worker_init_fn=end_with_parent,
     )
     model = NoisyModel()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
