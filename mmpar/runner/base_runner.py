@@ -284,6 +284,24 @@ class BaseRunner(metaclass=ABCMeta):
         """Maximum training iterations."""
         return self._max_iters
 
+    def _run_limit(self, name: str, value: int | None) -> int:
+        """Apply the deprecated ``run(max_epochs/max_iters=...)`` argument; return the limit.
+
+        Raises:
+            ValueError: The limit is set neither here nor in the constructor.
+        """
+        if value is not None:
+            warnings.warn(
+                f"setting {name} in run() is deprecated; pass it to the runner constructor",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            setattr(self, f"_{name}", value)
+        limit = getattr(self, f"_{name}")
+        if limit is None:
+            raise ValueError(f"{name} must be set (in the runner constructor) to run")
+        return limit
+
     # ----------------------------------------------------------------- abstract interface
     @abstractmethod
     def train(self, data_loader: Any, **kwargs: Any) -> None:
@@ -779,19 +797,15 @@ class BaseRunner(metaclass=ABCMeta):
 
         Errors name the config key whose hook failed to build (``log_config: ...``).
         """
-        with config_error_context("lr_config"):
-            self.register_lr_hook(lr_config)
-        with config_error_context("nan_guard_config"):
-            self.register_nan_guard_hook(nan_guard_config)
-        with config_error_context("momentum_config"):
-            self.register_momentum_hook(momentum_config)
-        with config_error_context("optimizer_config"):
-            self.register_optimizer_hook(optimizer_config)
-        with config_error_context("checkpoint_config"):
-            self.register_checkpoint_hook(checkpoint_config)
-        with config_error_context("timer_config"):
-            self.register_timer_hook(timer_config)
-        with config_error_context("log_config"):
-            self.register_logger_hooks(log_config)
-        with config_error_context("custom_hooks"):
-            self.register_custom_hooks(custom_hooks_config)
+        for key, register, config in (
+            ("lr_config", self.register_lr_hook, lr_config),
+            ("nan_guard_config", self.register_nan_guard_hook, nan_guard_config),
+            ("momentum_config", self.register_momentum_hook, momentum_config),
+            ("optimizer_config", self.register_optimizer_hook, optimizer_config),
+            ("checkpoint_config", self.register_checkpoint_hook, checkpoint_config),
+            ("timer_config", self.register_timer_hook, timer_config),
+            ("log_config", self.register_logger_hooks, log_config),
+            ("custom_hooks", self.register_custom_hooks, custom_hooks_config),
+        ):
+            with config_error_context(key):
+                register(config)

@@ -116,15 +116,7 @@ class EpochBasedRunner(BaseRunner):
             **kwargs: Passed to ``train_step``/``val_step``.
         """
         check_workflow(data_loaders, workflow)
-        if max_epochs is not None:
-            warnings.warn(
-                "setting max_epochs in run() is deprecated; pass it to the runner constructor",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            self._max_epochs = max_epochs
-        if self._max_epochs is None:
-            raise ValueError("max_epochs must be set (in the runner constructor) to run")
+        self._run_limit("max_epochs", max_epochs)
         for (mode, _), loader in zip(workflow, data_loaders):
             if mode == "train":
                 self._max_iters = self._max_epochs * len(loader)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import warnings
 from typing import Any, Union
 
 import torch
@@ -151,15 +150,7 @@ class IterBasedRunner(BaseRunner):
             **kwargs: Passed to ``train_step``/``val_step``.
         """
         check_workflow(data_loaders, workflow)
-        if max_iters is not None:
-            warnings.warn(
-                "setting max_iters in run() is deprecated; pass it to the runner constructor",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            self._max_iters = max_iters
-        if self._max_iters is None:
-            raise ValueError("max_iters must be set (in the runner constructor) to run")
+        self._run_limit("max_iters", max_iters)
         self.logger.info("workflow: %s, max: %d iters", workflow, self._max_iters)
         self._begin_run()
         iter_loaders = self._make_iter_loaders(data_loaders, workflow)

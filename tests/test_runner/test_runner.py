@@ -323,3 +323,15 @@ def test_build_runner_from_config(toy_model, tmp_path):
     assert RUNNERS.get("EpochBasedRunner") is EpochBasedRunner
     with pytest.raises(KeyError, match="not in the runner registry"):
         build_runner(dict(type="NoSuchRunner"), default_args=dict(model=toy_model))
+
+
+@pytest.mark.parametrize("kind, name", [("epoch", "max_epochs"), ("iter", "max_iters")])
+def test_run_limit_in_run_is_deprecated_and_required(make_runner, make_loader, kind, name):
+    runner = make_runner(kind)
+    runner.register_training_hooks(lr_config=None, optimizer_config={})
+    with pytest.raises(ValueError, match=f"{name} must be set"):
+        runner.run([make_loader()], [("train", 1)])
+    with pytest.warns(DeprecationWarning, match=rf"setting {name} in run\(\) is deprecated") as rec:
+        runner.run([make_loader()], [("train", 1)], **{name: 1})
+    assert rec[0].filename == __file__  # points at the caller of run()
+    assert getattr(runner, name) == 1
