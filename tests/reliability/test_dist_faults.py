@@ -191,14 +191,18 @@ def test_failing_rank_ends_job_and_keeps_checkpoints(tmp_path, action, evidence)
     _assert_checkpoints_intact(work_dir, CHECKPOINT_ITERS)
 
 
+# What a rank prints when it aborts in C++ (SIGABRT) at start-up; see the restart test.
+GLOO_ABORT = "terminate called without an active exception"
+
+
 @pytest.mark.slow
 def test_torchrun_restart_auto_resumes_to_the_uninterrupted_result(tmp_path):
     work_dir = tmp_path / "work"
     work_dir.mkdir()
     marker = work_dir / "rank1_killed.marker"  # the fault fires only while it is absent
-    # One restart is what the fault needs. A second one is allowed because a restarted gloo
-    # worker was seen to abort at start-up about once in 15 runs on 2 shared cores ("terminate
-    # called without an active exception", not understood yet); it is reported as a warning.
+    # One restart is what the fault needs. A second one is allowed because a 2-process gloo
+    # run was seen to abort in its first iterations now and then on 2 shared cores (GLOO_ABORT;
+    # also without any restart, cause not found yet); it is reported as a warning.
     run = _torchrun(
         work_dir, "--auto-resume", *_fault("sigkill", marker), timeout=220, max_restarts=2
     )
@@ -221,7 +225,13 @@ def test_torchrun_restart_auto_resumes_to_the_uninterrupted_result(tmp_path):
 
     ref_dir = tmp_path / "reference"
     ref = _torchrun(ref_dir, timeout=FAULT_TIMEOUT)
-    assert ref.returncode == 0, ref.out[-6000:]
+    if ref.returncode != 0 and GLOO_ABORT in ref.out:
+        # The start-up abort described above, in a plain (never restarted) 2-process run: it
+        # is not what this test is about, so the reference is computed again, with a warning.
+        warnings.warn(f"reference run aborted, run again:\n{ref.out[-15000:]}", stacklevel=1)
+        ref_dir = tmp_path / "reference_again"
+        ref = _torchrun(ref_dir, timeout=FAULT_TIMEOUT)
+    assert ref.returncode == 0, ref.out[-15000:]
     # Exact resume (model, optimizer, RNG, sampler position): bit-identical weights.
     resumed = _state_dict(work_dir / f"iter_{TOTAL_ITERS}.pth")
     reference = _state_dict(ref_dir / f"iter_{TOTAL_ITERS}.pth")
