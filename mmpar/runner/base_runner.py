@@ -396,13 +396,10 @@ class BaseRunner(metaclass=ABCMeta):
             getattr(hook, fn_name)(self)
 
     def _rebuild_stage_cache(self) -> None:
+        triggered = [(h, set(h.get_triggered_stages()) | set(vars(h))) for h in self._hooks]
+        # ``vars(h)``: stage methods assigned on the instance count as overrides too.
         self._stage_hooks = {
-            stage: [
-                h
-                for h in self._hooks
-                if stage in h.get_triggered_stages() or stage in vars(h)  # instance overrides
-            ]
-            for stage in Hook.stages
+            stage: [h for h, stages in triggered if stage in stages] for stage in Hook.stages
         }
         self._stage_cache_key = len(self._hooks)
 
@@ -453,9 +450,11 @@ class BaseRunner(metaclass=ABCMeta):
         """
         if self.batch_processor is not None:
             outputs = self.batch_processor(self.model, data_batch, train_mode=train_mode, **kwargs)
-        elif train_mode:
+        elif train_mode and self._step_context_hooks:
             with self._train_step_context():
                 outputs = self.model.train_step(data_batch, self.optimizer, **kwargs)
+        elif train_mode:  # no context to enter: the common, per-iteration-cheapest path
+            outputs = self.model.train_step(data_batch, self.optimizer, **kwargs)
         else:
             outputs = self.model.val_step(data_batch, self.optimizer, **kwargs)
         step = "train_step" if train_mode else "val_step"

@@ -49,11 +49,17 @@ class LogBuffer:
             raise TypeError(
                 f"LogBuffer.update expects a dict of scalars, got {type(vars).__name__}"
             )
+        val_history, n_history = self.val_history, self.n_history
         for key, var in vars.items():
-            if hasattr(var, "item"):  # tensors and numpy scalars → python numbers
+            # Called several times per iteration: floats (the common case) skip the hasattr.
+            if type(var) is not float and hasattr(var, "item"):  # tensors, numpy scalars
                 var = var.item()
-            self.val_history.setdefault(key, []).append(var)
-            self.n_history.setdefault(key, []).append(count)
+            if key in val_history:
+                val_history[key].append(var)
+                n_history[key].append(count)
+            else:
+                val_history[key] = [var]
+                n_history[key] = [count]
 
     def average(self, n: int = 0) -> None:
         """Average the last ``n`` values of every key (all of them when ``n <= 0``) into output.

@@ -202,24 +202,23 @@ class LoggerHook(Hook, metaclass=ABCMeta):
     def after_train_iter(self, runner: Any) -> None:
         """Log the train record every ``interval`` iterations, then any pending val record."""
         buf = runner.log_buffer
-        if self._first_logger:
+        if self._first_logger and buf.ready:
             # The last logger cleared the output after the previous record, so anything ready
             # now was written by a hook earlier in this stage (an iteration-based EvalHook).
-            pending = dict(buf.output) if buf.ready else None
-            if pending is not None:
-                buf.clear_output()
+            pending = dict(buf.output)
+            buf.clear_output()
             for hook in runner.hooks:
                 if isinstance(hook, LoggerHook):
                     hook._pending_val = pending
         self._step = runner.iter + 1
         try:
-            if self.by_epoch and self.every_n_inner_iters(runner, self.interval):
-                buf.average(self.interval)
-            elif not self.by_epoch and self.every_n_iters(runner, self.interval):
-                buf.average(self.interval)
-            elif self.end_of_epoch(runner) and not self.ignore_last:
-                # Fewer than ``interval`` values are left; averaging the last ``interval`` is
-                # what mmcv does (not exact, but stable).
+            # Cheapest test first: this runs every iteration, and ``end_of_epoch`` measures the
+            # loader's length.
+            if self._interval_reached(runner) or (
+                not self.ignore_last and self.end_of_epoch(runner)
+            ):
+                # At an epoch end fewer than ``interval`` values may be left; averaging the
+                # last ``interval`` is what mmcv does (not exact, but stable).
                 buf.average(self.interval)
             if buf.ready:
                 self.log(runner)
@@ -230,6 +229,11 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         finally:
             self._pending_val = None
             self._step = None
+
+    def _interval_reached(self, runner: Any) -> bool:
+        if self.by_epoch:
+            return (runner.inner_iter + 1) % self.interval == 0
+        return (runner.iter + 1) % self.interval == 0
 
     def after_train_epoch(self, runner: Any) -> None:
         """Log what hooks wrote into the buffer at the epoch end (EvalHook results)."""
