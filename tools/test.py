@@ -179,6 +179,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     cfg, dataset, model, classes, metrics, distributed = run_setup(lambda: setup(args))
     outputs = run_test(args, cfg, dataset, model, distributed)
+    if distributed:
+        from mmpar.runner.dist_utils import destroy_dist
+
+        destroy_dist()  # all collectives are done; rank 0 evaluates on its own
     if outputs is None:  # a non-zero rank: rank 0 evaluates and reports
         return 0
     results = run_setup(

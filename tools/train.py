@@ -222,6 +222,10 @@ def main(argv=None) -> int:
     finally:
         log.detach()
     runner.run(data_loaders, cfg.workflow)
+    if distributed:
+        from mmpar.runner.dist_utils import destroy_dist
+
+        destroy_dist()
     return 0
 
 

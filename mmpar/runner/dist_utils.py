@@ -14,6 +14,7 @@ import torch.distributed as dist
 
 __all__ = [
     "init_dist",
+    "destroy_dist",
     "get_dist_info",
     "master_only",
     "barrier",
@@ -83,6 +84,22 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
         _init_slurm(backend, **kwargs)
     else:
         _init_mpi(backend, **kwargs)
+
+
+def destroy_dist() -> None:
+    """Tear the default process group down at the end of a run that finished normally.
+
+    All ranks meet at a barrier first, so no rank closes its connections while another still
+    expects a message. Left to interpreter exit, the gloo backend's threads are destroyed
+    during finalisation, and now and then (1 run in 25 on a 2-process CPU job here) a rank
+    then aborts with "terminate called without an active exception" after its work was done,
+    failing the whole torchrun job. Not for error paths: a barrier with a dead peer would wait
+    for the backend's timeout. Does nothing when no process group exists.
+    """
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 def _init_pytorch(backend: str, port: int | None = None, **kwargs: Any) -> None:

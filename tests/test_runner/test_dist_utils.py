@@ -12,6 +12,7 @@ from mmpar.runner.dist_utils import (
     barrier,
     broadcast_object,
     collect_results,
+    destroy_dist,
     get_dist_info,
     init_dist,
     master_only,
@@ -88,6 +89,18 @@ def test_pytorch_launcher_initializes_real_group(clean_env):
             init_dist("pytorch")
     finally:
         dist.destroy_process_group()
+
+
+def test_destroy_dist_ends_the_group_and_then_does_nothing(tmp_path):
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0, world_size=1)
+    try:
+        destroy_dist()
+        assert not dist.is_initialized()
+        assert get_dist_info() == (0, 1)
+        destroy_dist()  # no group: nothing to do, no error
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
 
 
 def test_slurm_sets_env_from_scontrol(clean_env, recorded_init, tmp_path):
