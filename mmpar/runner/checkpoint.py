@@ -133,6 +133,10 @@ def _atomic_path(filename: str) -> Iterator[str]:
     os.makedirs(dirname, exist_ok=True)
     prefix = f".{os.path.basename(filename)}.tmp."
     tmp = os.path.join(dirname, f"{prefix}{os.getpid()}")
+    # Ours only if a killed process had our pid: a stale symlink there would make a write to
+    # ``tmp`` change the file it points at.
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(tmp)
     try:
         yield tmp
         os.replace(tmp, filename)
@@ -141,6 +145,8 @@ def _atomic_path(filename: str) -> Iterator[str]:
             os.remove(tmp)
         raise
     _fsync_dir(dirname)
+    # Any other pid's temporary is stale: only rank 0 writes checkpoints and latest.pth, so
+    # no other process is writing into this directory now.
     for name in os.listdir(dirname):
         if name.startswith(prefix) and name[len(prefix) :].isdigit():
             with contextlib.suppress(OSError):
@@ -216,19 +222,23 @@ def save_checkpoint(
 def update_latest_link(out_dir: str, filename: str, link_name: str = "latest.pth") -> str:
     """Point ``out_dir/link_name`` at ``out_dir/filename`` atomically; copy where links fail.
 
+    Like a checkpoint, the link is made under a temporary name and renamed over
+    ``link_name``; temporaries of the link left by killed processes are deleted.
+
+    Args:
+        out_dir: The directory of the checkpoint and the link.
+        filename: The checkpoint's name in ``out_dir`` (the link's relative target).
+        link_name: The link's name in ``out_dir``.
+
     Returns:
         The path of the link (or copy).
     """
     dst = os.path.join(out_dir, link_name)
-    tmp = os.path.join(out_dir, f".{link_name}.tmp.{os.getpid()}")
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(tmp)
-    try:
-        os.symlink(filename, tmp)  # relative target: the directory can be moved
-    except (OSError, NotImplementedError):
-        shutil.copyfile(os.path.join(out_dir, filename), tmp)
-    os.replace(tmp, dst)
-    _fsync_dir(out_dir)
+    with _atomic_path(dst) as tmp:
+        try:
+            os.symlink(filename, tmp)  # relative target: the directory can be moved
+        except (OSError, NotImplementedError):
+            shutil.copyfile(os.path.join(out_dir, filename), tmp)
     return dst
 
 

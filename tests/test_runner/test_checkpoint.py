@@ -221,6 +221,32 @@ def test_latest_link_is_relative_and_replaced(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["a.pth", "b.pth", "latest.pth"]
 
 
+@pytest.mark.parametrize("links", [True, False], ids=["symlink", "copy"])
+def test_latest_link_removes_temporaries_of_killed_processes(tmp_path, monkeypatch, links):
+    """A process killed between making the temporary link and renaming it left it behind."""
+    (tmp_path / "a.pth").write_bytes(b"a")
+    (tmp_path / "b.pth").write_bytes(b"b")
+    os.symlink("a.pth", tmp_path / ".latest.pth.tmp.999999")  # a killed symlinking process
+    (tmp_path / ".latest.pth.tmp.999998").write_bytes(b"a")  # a killed copying process
+    # Our own pid's temporary, left by a killed process that had it: a symlink to a.pth,
+    # which the copy fallback must not write through.
+    os.symlink("a.pth", tmp_path / f".latest.pth.tmp.{os.getpid()}")
+    (tmp_path / ".latest.pth.tmp.notes").write_bytes(b"not ours")
+    if not links:
+
+        def no_symlinks(*args):
+            raise OSError("symlinks not supported")
+
+        monkeypatch.setattr(os, "symlink", no_symlinks)
+    ckpt_mod.update_latest_link(str(tmp_path), "b.pth")
+    latest = tmp_path / "latest.pth"
+    assert latest.is_symlink() == links
+    if links:
+        assert os.readlink(latest) == "b.pth"
+    assert latest.read_bytes() == b"b" and (tmp_path / "a.pth").read_bytes() == b"a"
+    assert sorted(os.listdir(tmp_path)) == [".latest.pth.tmp.notes", "a.pth", "b.pth", "latest.pth"]
+
+
 def test_latest_link_falls_back_to_copy(tmp_path, monkeypatch):
     (tmp_path / "a.pth").write_bytes(b"a")
 
