@@ -18,7 +18,13 @@ import time
 import torch
 
 import mmpar
-from mmpar.apis.cli import DeferredLogFile, check_work_dir, init_launcher, run_setup
+from mmpar.apis.cli import (
+    DeferredLogFile,
+    check_work_dir,
+    init_launcher,
+    run_main,
+    run_setup,
+)
 from mmpar.utils import Config, DictAction
 
 # A run without --seed and without cfg.seed uses this seed, so two runs of the same command
@@ -198,6 +204,8 @@ def main(argv=None) -> int:
 
     Bad input found while setting the run up (config, data, checkpoint, launcher, work dir)
     exits with code 2 and one ``error:`` line, before anything is written into the work dir.
+    A checkpoint that cannot be written while training (disk full, file-size limit) exits
+    with code 1 and one ``error:`` line; the previous checkpoints are left as they were.
     """
     from mmpar.apis import build_train_runner
 
@@ -221,7 +229,7 @@ def main(argv=None) -> int:
         run_setup(lambda: open_work_dir(cfg, args.config, timestamp, log))
     finally:
         log.detach()
-    runner.run(data_loaders, cfg.workflow)
+    run_main(lambda: runner.run(data_loaders, cfg.workflow))
     if distributed:
         from mmpar.runner.dist_utils import destroy_dist
 

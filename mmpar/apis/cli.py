@@ -2,7 +2,9 @@
 
 A tool sets its run up first (config, launcher, model, data, runner, checkpoints) and only then
 writes into the work dir, so that a bad input ends with one ``error: ...`` line, exit code 2
-and an unchanged work dir. Errors while running keep their traceback (exit code 1).
+and an unchanged work dir. Errors while running keep their traceback (exit code 1), except
+those of the environment (a checkpoint that cannot be written: disk full, file-size limit),
+which end with one ``error: ...`` line and exit code 1.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os.path as osp
 import sys
 from typing import Callable, TypeVar
 
-from mmpar.runner.checkpoint import CheckpointError, UnsafeCheckpointError
+from mmpar.runner.checkpoint import CheckpointError, CheckpointSaveError, UnsafeCheckpointError
 from mmpar.utils.registry import ConfigArgumentError
 
 T = TypeVar("T")
@@ -37,6 +39,12 @@ USER_ERRORS = (
     CheckpointError,
 )
 
+# Errors of the environment met while running. They are not bugs, so a traceback would only
+# distract, but not bad input either: exit code 1, not 2. Exit code 2 tells a script (or a
+# scheduler) that the same command will fail again; here it finishes with --auto-resume once
+# the disk has room again.
+ENVIRONMENT_ERRORS = (CheckpointSaveError,)
+
 TRUST_CHECKPOINT_HINT = (
     " On the command line, add --trust-checkpoint to load it with weights_only=False "
     "(only for files you trust)."
@@ -53,10 +61,10 @@ def error_message(err: BaseException) -> str:
     return text
 
 
-def fail(err: BaseException) -> int:
-    """Print ``error: <message>`` to stderr and return exit code 2."""
+def fail(err: BaseException, code: int = 2) -> int:
+    """Print ``error: <Type>: <message>`` to stderr and return ``code``."""
     print(f"error: {type(err).__name__}: {error_message(err)}", file=sys.stderr)
-    return 2
+    return code
 
 
 def init_launcher(launcher: str, dist_params: dict) -> bool:
@@ -150,3 +158,16 @@ def run_setup(fn: Callable[[], T]) -> T:
         return fn()
     except USER_ERRORS as err:
         raise SystemExit(fail(err)) from None
+
+
+def run_main(fn: Callable[[], T]) -> T:
+    """Call ``fn`` (a tool's work after its setup); environment errors become one line.
+
+    An error of :data:`ENVIRONMENT_ERRORS` (e.g. :class:`CheckpointSaveError`) is printed as
+    ``error: <Type>: <message>`` and ends the process with ``SystemExit(1)``; other exceptions
+    keep their traceback.
+    """
+    try:
+        return fn()
+    except ENVIRONMENT_ERRORS as err:
+        raise SystemExit(fail(err, code=1)) from None

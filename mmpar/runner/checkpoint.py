@@ -211,8 +211,11 @@ def save_checkpoint(
             # torch reports a failed write as e.g. "RuntimeError: [enforce fail at
             # inline_container.cc] unexpected pos", without the path or the OS error.
             cause = _os_error_in_chain(err) or err
+            # First line only: torch may append a C++ stack trace, and tools print this
+            # message as one line.
+            reason = (str(cause).splitlines() or [type(cause).__name__])[0]
             save_error = CheckpointSaveError(
-                f'could not save checkpoint "{filename}": {cause}. Nothing was written under '
+                f'could not save checkpoint "{filename}": {reason}. Nothing was written under '
                 "that name; the previous checkpoints are unchanged"
             )
             save_error.errno = getattr(cause, "errno", None)

@@ -237,10 +237,18 @@ def assert_resumed(result: SimpleNamespace, work_dir: Path, found: str | None) -
 
 
 def assert_failed_save(result: SimpleNamespace, path: Path, reason: str) -> None:
-    """The run failed by itself (no signal), naming the checkpoint it could not write."""
-    assert result.returncode > 0, f"exit code {result.returncode}\n{result.stderr[-6000:]}"
-    assert f'could not save checkpoint "{path}"' in result.stderr, result.stderr[-6000:]
-    assert reason in result.stderr
+    """The run stopped by itself with one line naming the checkpoint it could not write.
+
+    A full disk is neither a bug (no traceback) nor bad input (exit code 1, not 2): stderr
+    ends with ``error: CheckpointSaveError: could not save checkpoint "<path>": <reason>...``.
+    """
+    tail = result.stderr[-6000:]
+    assert result.returncode == 1, f"exit code {result.returncode}\n{tail}"
+    assert "Traceback" not in result.stderr, tail
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and result.stderr.rstrip().endswith(errors[0]), tail
+    prefix = f'error: CheckpointSaveError: could not save checkpoint "{path}": '
+    assert errors[0].startswith(prefix) and reason in errors[0], errors[0]
 
 
 # -------------------------------------------------------------------------- scenarios
@@ -469,7 +477,7 @@ def test_checkpoint_write_over_file_size_limit(kill_scenarios, scenario):
     assert_failed_save(run.failed, run.work_dir / "epoch_3.pth", "File too large")
 
     after = run.after_failure
-    assert_clean(after)  # the partial file was removed
+    assert_clean(after)  # the previous checkpoints load; the partial file was removed
     assert after.checkpoints == [BEST_2, "epoch_1.pth", "epoch_2.pth", "latest.pth"]
     assert after.latest == "epoch_2.pth" and after.found in ("epoch_2.pth", BEST_2)
 
@@ -491,7 +499,7 @@ def test_checkpoint_write_raises(request, kill_scenarios, failed, latest, best, 
     assert_failed_save(run.failed, run.work_dir / failed, "No space left on device")
 
     after = run.after_failure
-    assert_clean(after)  # the partial file was removed
+    assert_clean(after)  # the previous checkpoints load; the partial file was removed
     assert failed not in after.checkpoints
     assert after.latest == latest and after.best == [best]
     assert after.found in may_resume_from
