@@ -6,7 +6,7 @@ import contextlib
 import difflib
 import inspect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Callable, Union
 
 
@@ -22,6 +22,29 @@ def _error_text(err: BaseException) -> str:
     if isinstance(err, KeyError) and len(err.args) == 1:
         return str(err.args[0])
     return str(err)
+
+
+def unexpected_argument_error(
+    where: str, key: str, valid: Sequence[str], valid_text: str | None = None
+) -> ConfigArgumentError:
+    """The error for an argument ``key`` that ``where`` does not accept, with close matches.
+
+    Args:
+        where: What rejects the argument, e.g. ``'SGD (registry "optimizer")'``.
+        key: The argument.
+        valid: The arguments ``where`` accepts; the closest ones to ``key`` are suggested.
+        valid_text: How to list the valid arguments (default: ``valid``, comma-separated).
+
+    Returns:
+        ``ConfigArgumentError('<where>: unexpected keyword argument "<key>". Did you mean:
+        ...? Valid arguments: ...')`` (without the hint when nothing is close).
+    """
+    close = difflib.get_close_matches(str(key), list(valid), n=3, cutoff=0.6)
+    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    listed = ", ".join(valid) if valid_text is None else valid_text
+    return ConfigArgumentError(
+        f'{where}: unexpected keyword argument "{key}".{hint} Valid arguments: {listed}'
+    )
 
 
 def _check_arguments(obj_cls: Any, args: dict, registry: Registry) -> None:
@@ -43,12 +66,7 @@ def _check_arguments(obj_cls: Any, args: dict, registry: Registry) -> None:
     where = f'{name} (registry "{registry.name}")'
     for key in args:
         if key not in named:
-            close = difflib.get_close_matches(str(key), named, n=3, cutoff=0.6)
-            hint = f" Did you mean: {', '.join(close)}?" if close else ""
-            raise ConfigArgumentError(
-                f'{where}: unexpected keyword argument "{key}".{hint} '
-                f"Valid arguments: {', '.join(named)}"
-            )
+            raise unexpected_argument_error(where, key, named)
     required = [
         n
         for n, p in params.items()

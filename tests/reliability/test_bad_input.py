@@ -194,6 +194,7 @@ def bad_files(tmp_path_factory):
     _write(configs / "loop_b.py", '_base_ = ["./loop_a.py"]\nb = 1\n')
     _write(configs / "custom_hook.py", base + 'custom_hooks = [dict(type="EMAHok")]\n')
     _write(configs / "ema_arg.py", base + 'custom_hooks = [dict(type="EMAHook", momentun=0.1)]\n')
+    _write(configs / "eval_arg.py", base + "evaluation = dict(intervl=1)\n")
     _write(configs / "evil.yaml", "a: !!python/object/apply:os.system ['touch marker']\n")
     return root
 
@@ -324,6 +325,24 @@ CONFIG_CASES = [
     ),
     ("log-interval-0", DIGITS, ["log_config.interval=0"], ["log_config:", "interval", "got 0"]),
     ("eval-interval-0", DIGITS, ["evaluation.interval=0"], ["evaluation:", "interval", "got 0"]),
+    # evaluation: EvalHook passes unknown keys on to dataset.evaluate, which would reject them
+    # only at the first evaluation
+    (
+        "bad-eval-arg",
+        "configs/eval_arg.py",
+        [],
+        [
+            'evaluation: EvalHook: unexpected keyword argument "intervl". Did you mean: interval?',
+            "Valid arguments: EvalHook: start, interval, by_epoch, save_best,",
+            "Digits.evaluate (gets the others): metric, metric_options, indices",
+        ],
+    ),
+    (
+        "bad-eval-option",
+        DIGITS,
+        ["evaluation.metric_option.topk=1"],
+        ['evaluation: EvalHook: unexpected keyword argument "metric_option"', "metric_options"],
+    ),
     (
         "workflow-mode",
         DIGITS,
@@ -388,7 +407,7 @@ def _resolve(bad_files: Path, config) -> Path:
 def test_bad_config_names_the_culprit(capsys, bad_files, bad_work_dir, config, options, fragments):
     config = _resolve(bad_files, config)
     argv = [config, "--work-dir", bad_work_dir, "--no-validate"]
-    if "evaluation.interval=0" in options:
+    if any(o.startswith("evaluation.") for o in options) or config.name == "eval_arg.py":
         argv.remove("--no-validate")
     argv += ["--cfg-options", "data.workers_per_gpu=0", *options] if options else []
     err = _main_fails(capsys, "train", *argv)
@@ -821,3 +840,15 @@ def test_cli_work_dir_under_a_file(tmp_path):
     proc = _cli("tools/train.py", DIGITS, "--work-dir", blocker / "run")
     assert proc.returncode == 2, proc.stderr
     assert f'"{blocker}" is not a directory' in _error_message(proc.stderr)
+
+
+@pytest.mark.slow
+def test_cli_unknown_evaluation_key_exits_2_before_writing(bad_files, bad_work_dir):
+    """``evaluation=dict(intervl=1)`` fails while the run is set up, not at the first evaluation."""
+    proc = _cli("tools/train.py", bad_files / "configs" / "eval_arg.py", "--work-dir", bad_work_dir)
+    assert proc.returncode == 2, proc.stderr
+    err = _error_message(proc.stderr)
+    assert err.startswith(
+        'error: ConfigArgumentError: evaluation: EvalHook: unexpected keyword argument "intervl"'
+    ), err
+    assert "Did you mean: interval?" in err and "\n" not in err

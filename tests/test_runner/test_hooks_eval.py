@@ -14,6 +14,7 @@ from torch.utils.data import DataLoader, Dataset
 from mmpar.runner.hooks import HOOKS
 from mmpar.runner.hooks.evaluation import DistEvalHook, EvalHook, infer_rule
 from mmpar.runner.log_buffer import LogBuffer
+from mmpar.utils.registry import ConfigArgumentError
 
 torch.set_num_threads(1)
 
@@ -264,6 +265,48 @@ def test_bad_arguments():
         EvalHook(DataLoader([1, 2]))
     with pytest.raises(ValueError, match="only local files"):
         make_hook(file_client_args={"backend": "petrel"})
+
+
+class StrictScoreDataset(ScoreDataset):
+    """``evaluate`` takes named options only (no ``**kwargs``), like mmcls datasets."""
+
+    def evaluate(self, results, metric="accuracy", metric_options=None, logger=None):
+        return super().evaluate(
+            results, logger=logger, metric=metric, metric_options=metric_options
+        )
+
+
+def strict_hook(cls=EvalHook, **kwargs):
+    return cls(DataLoader(StrictScoreDataset([0.5], n=4)), test_fn=fake_test, **kwargs)
+
+
+def test_unknown_eval_argument_fails_when_the_hook_is_built(tmp_path):
+    """Not at the first evaluation, where ``evaluate(**eval_kwargs)`` would reject it."""
+    with pytest.raises(ConfigArgumentError) as info:
+        strict_hook(intervl=2)
+    assert str(info.value) == (
+        'EvalHook: unexpected keyword argument "intervl". Did you mean: interval? '
+        "Valid arguments: EvalHook: start, interval, by_epoch, save_best, rule, test_fn, "
+        "greater_keys, less_keys, out_dir, file_client_args; StrictScoreDataset.evaluate "
+        "(gets the others): metric, metric_options"
+    )
+    with pytest.raises(ConfigArgumentError, match='"metrc". Did you mean: metric?'):
+        strict_hook(metrc="accuracy")
+    with pytest.raises(ConfigArgumentError, match=r"broadcast_bn_bufer.*broadcast_bn_buffer"):
+        strict_hook(DistEvalHook, broadcast_bn_bufer=False)
+    with pytest.raises(ConfigArgumentError, match=r"gpu_collect is an argument of DistEvalHook"):
+        strict_hook(gpu_collect=True)  # fine for DistEvalHook, not for EvalHook
+    # evaluate's own options are passed on.
+    hook = strict_hook(metric="mAP", metric_options={"topk": 1})
+    FakeRunner([hook], tmp_path).run(epochs=1)
+    options = {"metric": "mAP", "metric_options": {"topk": 1}}
+    assert hook.dataloader.dataset.seen == [([0] * 4, options)]
+
+
+def test_any_eval_argument_passes_to_an_evaluate_with_kwargs():
+    """``evaluate(..., **kwargs)`` may accept anything: nothing is checked (mmcv semantics)."""
+    hook = make_hook(intervl=2, metrc="x")
+    assert hook.eval_kwargs == {"intervl": 2, "metrc": "x"}
 
 
 def test_save_best_metric_missing_names_returned_keys(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import os.path as osp
@@ -11,6 +12,8 @@ from typing import Any, Callable, Sequence, Union
 import torch.distributed as dist
 from torch import nn
 from torch.utils.data import DataLoader
+
+from mmpar.utils.registry import ConfigArgumentError, unexpected_argument_error
 
 from ..utils import get_rng_state, set_rng_state
 from .hook import HOOKS, Hook
@@ -78,7 +81,10 @@ class EvalHook(Hook):
         less_keys: Extra metric-name substrings for which less is better.
         out_dir: Where best checkpoints go (default ``runner.work_dir``).
         file_client_args: Only ``None`` or ``dict(backend='disk')`` (local files) is supported.
-        **eval_kwargs: Passed to ``dataset.evaluate``.
+        **eval_kwargs: Passed to ``dataset.evaluate``. Unless ``evaluate`` takes ``**kwargs``,
+            each must be one of its parameters: a typo (``intervl=1``) raises
+            :class:`~mmpar.utils.registry.ConfigArgumentError` here, not at the first
+            evaluation.
     """
 
     rule_map = {"greater": lambda x, y: x > y, "less": lambda x, y: x < y}
@@ -138,6 +144,7 @@ class EvalHook(Hook):
                 f"{name}: only local files are supported, got file_client_args="
                 f'{file_client_args!r}; remove it or use dict(backend="disk")'
             )
+        self._check_eval_kwargs(dataloader.dataset, eval_kwargs)
         self.dataloader = dataloader
         self.interval = interval
         self.start = start
@@ -164,6 +171,44 @@ class EvalHook(Hook):
         elif rule is not None:
             self._check_rule(rule)
             self.rule = rule
+
+    def _check_eval_kwargs(self, dataset: Any, eval_kwargs: dict) -> None:
+        """Raise ConfigArgumentError for an argument neither this hook nor ``evaluate`` takes.
+
+        ``dataset.evaluate(results, logger=..., **eval_kwargs)`` would reject it only at the
+        first evaluation, maybe hours into training. An ``evaluate`` with ``**kwargs`` (or
+        without a readable signature) may accept anything, so nothing is checked then.
+        """
+        if not eval_kwargs:
+            return
+        try:
+            params = list(inspect.signature(dataset.evaluate).parameters.values())
+        except (TypeError, ValueError):
+            return
+        kind = inspect.Parameter
+        if any(p.kind == kind.VAR_KEYWORD for p in params):
+            return
+        # The first parameter receives the results and ``logger`` the runner's logger, both
+        # from this hook.
+        by_name = (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)
+        evaluate_args = [p.name for p in params[1:] if p.kind in by_name and p.name != "logger"]
+        unknown = [key for key in eval_kwargs if key not in evaluate_args]
+        if not unknown:
+            return
+        name = type(self).__name__
+        hook_args = [a for a in _named_args(type(self)) if a != "dataloader"]
+        evaluate_name = f"{type(dataset).__name__}.evaluate"
+        listed = (
+            f"{name}: {', '.join(hook_args)}; {evaluate_name} (gets the others): "
+            f"{', '.join(evaluate_args) or 'none'}"
+        )
+        key = unknown[0]
+        err = unexpected_argument_error(name, key, hook_args + evaluate_args, listed)
+        if key in _named_args(DistEvalHook) and key not in hook_args:
+            raise ConfigArgumentError(
+                f"{err}. ({key} is an argument of DistEvalHook, which distributed runs use.)"
+            )
+        raise err
 
     # Rule handling ------------------------------------------------------------------------------
 
@@ -505,6 +550,12 @@ def infer_rule(key: str, greater_keys: Sequence[str], less_keys: Sequence[str]) 
     if any(k in key_lc for k in less):
         return "less"
     return None
+
+
+def _named_args(cls: type) -> list[str]:
+    """The arguments of ``cls(...)`` that can be passed by name, in order."""
+    by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [n for n, p in inspect.signature(cls).parameters.items() if p.kind in by_name]
 
 
 def _as_tuple(keys: Union[str, Sequence[str], None], default: Sequence[str]) -> tuple:
