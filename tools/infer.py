@@ -13,6 +13,8 @@ import os
 import os.path as osp
 import sys
 
+import torch
+
 from mmpar.apis.cli import UsageError, run_setup
 from mmpar.utils import DictAction
 
@@ -41,6 +43,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--cfg-options", nargs="+", action=DictAction, default={}, help="override config keys"
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="load the checkpoint with weights_only=False: unpickling may run code from the "
+        "file, so only for checkpoints you trust (see docs/security.md)",
+    )
     return parser.parse_args(argv)
 
 
@@ -69,20 +77,118 @@ def expand_inputs(inputs: list[str]) -> list[str]:
     return files
 
 
-def setup(args: argparse.Namespace):
-    """Validate the arguments and build the model."""
-    from mmpar.apis import init_model
+def check_device(device: str) -> None:
+    """Check that ``--device`` names a CPU or an existing CUDA device.
 
-    if args.workers < 1 or args.batch_size < 1:
-        raise UsageError("--workers and --batch-size must be >= 1")
-    if args.workers > 1 and args.device != "cpu":
+    Raises:
+        UsageError: Not ``cpu`` or ``cuda[:N]``, or no such CUDA device on this machine.
+    """
+    try:
+        dev = torch.device(device)
+    except RuntimeError as err:
+        raise UsageError(f"--device {device}: not a device name; use cpu or cuda[:N]") from err
+    if dev.type not in ("cpu", "cuda"):
+        raise UsageError(f"--device {device}: only cpu and cuda[:N] are supported")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UsageError(f"--device {device}: CUDA is not available here; use --device cpu")
+        count = torch.cuda.device_count()
+        if dev.index is not None and dev.index >= count:
+            raise UsageError(f"--device {device}: this machine has {count} CUDA device(s)")
+
+
+def check_out(path: str) -> None:
+    """Check that ``--out`` can be written, before the images are predicted.
+
+    Raises:
+        UsageError: ``path`` is a directory, or its directory is missing or not writable.
+    """
+    folder = osp.dirname(osp.abspath(path))
+    if osp.isdir(path):
+        raise UsageError(f"--out {path}: is a directory; give a file name, e.g. preds.json")
+    if not osp.isdir(folder):
+        raise UsageError(f"--out {path}: the directory {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {path}: the directory {folder} is not writable by this user")
+
+
+def check_images(files: list[str], fixed_size: bool) -> None:
+    """Check that every file is an image, reading only its header (not its pixels).
+
+    Args:
+        files: The image files.
+        fixed_size: The test pipeline does not resize (see ``InferencePipeline.fixed_size``),
+            so all images must have one size, the model's.
+
+    Raises:
+        UsageError: A file is not an image PIL can identify, or (``fixed_size``) two images
+            differ in size.
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    first = None
+    for path in files:
+        try:
+            with Image.open(path) as img:
+                size = img.size
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as err:
+            raise UsageError(f"{path} is not an image file that can be read ({err})") from err
+        if not fixed_size:
+            continue
+        if first is None:
+            first = (path, size)
+        elif size != first[1]:
+            raise UsageError(
+                f"{path} is {size[0]}x{size[1]} pixels but {first[0]} is "
+                f"{first[1][0]}x{first[1][1]}; the test pipeline of this config does not "
+                "resize, so every image must have the size the model was trained on"
+            )
+
+
+def setup(args: argparse.Namespace):
+    """Validate the arguments, build the model and predict the first image as a check.
+
+    Everything the command line names is checked here, so that a mistake ends with one
+    ``error:`` line (exit code 2) before the images are predicted.
+    """
+    from mmpar.apis import inference_model, init_model
+    from mmpar.apis.inference import InferencePipeline
+
+    if args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size must be >= 1, got {args.batch_size}")
+    check_device(args.device)
+    if args.workers > 1 and torch.device(args.device).type != "cpu":
         raise UsageError("--workers > 1 runs CPU worker processes; use --device cpu")
+    if args.out is not None:
+        check_out(args.out)
     if not osp.isfile(args.checkpoint):
         raise FileNotFoundError(f"checkpoint not found: {args.checkpoint}")
     files = expand_inputs(args.inputs)
+    # Strict: a model whose weights were only partly loaded predicts meaningless classes.
     model = init_model(
-        args.config, args.checkpoint, device=args.device, cfg_options=args.cfg_options or None
+        args.config,
+        args.checkpoint,
+        device=args.device,
+        cfg_options=args.cfg_options or None,
+        strict=True,
+        weights_only=not args.trust_checkpoint,
     )
+    fixed_size = InferencePipeline(model.cfg).fixed_size
+    check_images(files, fixed_size)
+    # One image through the pipeline and the model, so that an image the model cannot take
+    # (wrong size) is reported here, naming the file, rather than as a traceback mid-run.
+    try:
+        inference_model(model, files[0])
+    except ValueError as err:
+        hint = (
+            " (this config's test pipeline does not resize: images must have the size the "
+            "model was trained on)"
+            if fixed_size
+            else ""
+        )
+        raise ValueError(f"{files[0]}: the model cannot predict this image{hint}: {err}") from err
     return model, files
 
 

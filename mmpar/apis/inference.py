@@ -31,6 +31,8 @@ def init_model(
     checkpoint: str | None = None,
     device: str | torch.device = "cpu",
     cfg_options: dict | None = None,
+    strict: bool = False,
+    weights_only: bool = True,
 ) -> nn.Module:
     """Build a classifier from ``config``, load ``checkpoint`` and put it in eval mode.
 
@@ -39,6 +41,10 @@ def init_model(
         checkpoint: Checkpoint path (``None``: random weights, e.g. for smoke tests).
         device: Where to put the model.
         cfg_options: Overrides merged into the config (dotted keys).
+        strict: Refuse a checkpoint whose tensors do not fit the model exactly (default: load
+            what fits and warn about the rest, as mmcls does).
+        weights_only: Unpickle only tensors and plain containers (see
+            :func:`mmpar.runner.load_checkpoint`); False only for trusted files.
 
     Returns:
         The model, with ``model.cfg`` (the config) and ``model.CLASSES`` (from the
@@ -46,6 +52,8 @@ def init_model(
 
     Raises:
         TypeError: ``config`` is neither a path nor a Config.
+        mmpar.runner.CheckpointError: The checkpoint is corrupt, unsafe (``weights_only``)
+            or does not fit the model (``strict``, or no tensor fits at all).
     """
     from mmpar.models import build_classifier
     from mmpar.runner.checkpoint import load_checkpoint
@@ -61,7 +69,9 @@ def init_model(
     model = build_classifier(config.model)
     classes = None
     if checkpoint is not None:
-        ckpt = load_checkpoint(model, checkpoint, map_location="cpu")
+        ckpt = load_checkpoint(
+            model, checkpoint, map_location="cpu", strict=strict, weights_only=weights_only
+        )
         classes = (ckpt.get("meta") or {}).get("CLASSES")
     if classes is None:
         classes = _dataset_classes(config)
@@ -99,6 +109,11 @@ class InferencePipeline:
 
     Args:
         cfg: The model's config.
+
+    Attributes:
+        fixed_size: True when the test pipeline has no loading step (an in-memory dataset such
+            as Digits or CIFAR): its transforms do not resize, so image files must have the
+            size the model was trained on.
     """
 
     def __init__(self, cfg: Config) -> None:
@@ -108,7 +123,9 @@ class InferencePipeline:
         steps = [_unlabelled(s) for s in cfg.data.test.pipeline]
         steps = [s for s in steps if s is not None]
         first = steps[0] if steps else None
-        if isinstance(first, dict) and first.get("type") == "LoadImageFromFile":
+        loads_files = isinstance(first, dict) and first.get("type") == "LoadImageFromFile"
+        self.fixed_size = not loads_files
+        if loads_files:
             self.loader = PIPELINES.build(first)
             steps = steps[1:]
         else:

@@ -4,7 +4,9 @@ Every bad input found while a run is set up (config, command line, checkpoint, d
 launcher, work dir) makes ``tools/train.py`` / ``tools/test.py`` exit with code 2 and print one
 ``error: <Type>: <message>`` (no traceback) before anything is written into the work dir. Bad
 data found while running (a corrupt image, a batch that cannot be stacked) keeps its traceback
-(exit code 1) and its last line names the file or field.
+(exit code 1) and its last line names the file or field. ``tools/infer.py`` checks every
+argument the same way before it predicts, including its input images (missing, not an image,
+a size the model cannot take).
 
 Decisions tested here:
 
@@ -15,9 +17,9 @@ Decisions tested here:
   values below -1 are errors.
 * Labels are checked when the dataset is loaded (against its classes) and, by the tools, against
   ``model.head.num_classes`` before training; the loss names an out-of-range label too.
-* ``tools/test.py`` loads checkpoints strictly; ``--resume-from`` is strict; ``--load-from``
-  (fine-tuning) skips mismatching tensors with a warning but refuses a checkpoint of which no
-  tensor fits.
+* ``tools/test.py`` and ``tools/infer.py`` load checkpoints strictly; ``--resume-from`` is
+  strict; ``--load-from`` (fine-tuning) skips mismatching tensors with a warning but refuses a
+  checkpoint of which no tensor fits.
 
 Most cases call the tools' ``main(argv)`` in this process (fast); a representative subset runs
 them as real processes (marked ``slow``).
@@ -30,6 +32,7 @@ import ast
 import hashlib
 import importlib.util
 import inspect
+import json
 import logging
 import os
 import pickle
@@ -127,9 +130,14 @@ def _snapshot(root: Path) -> dict:
     return out
 
 
-def _write(path: Path, text: str) -> Path:
+def _parent(path: Path) -> Path:
+    """``path``, after creating its directory."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    return path
+
+
+def _write(path: Path, text: str) -> Path:
+    _parent(path).write_text(text)
     return path
 
 
@@ -169,7 +177,8 @@ def bad_files(tmp_path_factory):
     """Checkpoints and configs shared by the cases (made once)."""
     root = tmp_path_factory.mktemp("bad_input")
     good = root / "good.pth"
-    save_checkpoint(_digits_model(), str(good), meta=dict(epoch=1, iter=45))
+    classes = [str(i) for i in range(10)]
+    save_checkpoint(_digits_model(), str(good), meta=dict(epoch=1, iter=45, CLASSES=classes))
     data = good.read_bytes()
     (root / "trunc.pth").write_bytes(data[: len(data) // 2])
     (root / "random.pth").write_bytes(np.random.default_rng(0).bytes(4096))
@@ -185,6 +194,16 @@ def bad_files(tmp_path_factory):
     _write(work / "20240101_000000.log", "2024-01-01 00:00:00,000 - mmpar - INFO - Epoch [1]\n")
     _write(work / "20240101_000000.log.json", '{"mode": "train", "epoch": 1, "iter": 45}\n')
     _write(work / "digits_lenet.py", "# the config of the earlier run\n")
+
+    # Inputs of tools/infer.py: 8x8 grayscale images (the digits model's size) and bad ones.
+    images = root / "images"
+    for i in range(2):
+        Image.fromarray(np.full((8, 8), 60 * i, np.uint8)).save(_parent(images / f"{i}.png"))
+    Image.fromarray(np.zeros((32, 32), np.uint8)).save(root / "big.png")
+    (root / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n this is not an image")
+    (root / "notes.txt").write_text("not an image")
+    (root / "no_images").mkdir()
+    (root / "no_images" / "notes.txt").write_text("not an image")
 
     configs = root / "configs"
     base = f"_base_ = [{str(DIGITS)!r}]\n"
@@ -488,6 +507,7 @@ def test_code_running_pickle_is_refused(capsys, bad_files, bad_work_dir, tmp_pat
     torch.save({"state_dict": _digits_model().state_dict(), "meta": _Evil(marker)}, evil)
     for tool, argv in (
         ("test", [DIGITS, evil]),
+        ("infer", [DIGITS, evil, bad_files / "images"]),
         ("train", [DIGITS, "--work-dir", bad_work_dir, "--resume-from", evil, *FAST]),
         ("train", [DIGITS, "--work-dir", bad_work_dir, "--load-from", evil, *FAST]),
     ):
@@ -498,13 +518,15 @@ def test_code_running_pickle_is_refused(capsys, bad_files, bad_work_dir, tmp_pat
         assert not marker.exists()
 
 
-def test_trust_checkpoint_opts_out_with_a_warning(capsys, tmp_path):
+@pytest.mark.parametrize("tool", ["test", "infer"])
+def test_trust_checkpoint_opts_out_with_a_warning(capsys, bad_files, tmp_path, tool):
     """The opt-out really unpickles (the payload runs: the marker appears) and warns first."""
     marker = tmp_path / "ran"
     evil = tmp_path / "evil.pth"
     torch.save({"state_dict": {}, "meta": _Evil(marker)}, evil)
+    images = [bad_files / "images"] if tool == "infer" else []
     with pytest.warns(UserWarning, match="weights_only=False unpickles arbitrary Python objects"):
-        err = _main_fails(capsys, "test", DIGITS, evil, "--trust-checkpoint")
+        err = _main_fails(capsys, tool, DIGITS, evil, *images, "--trust-checkpoint")
     assert marker.exists()
     assert "missing keys in source state_dict" in err  # its empty state dict fits nothing
 
@@ -652,6 +674,116 @@ def test_work_dir_not_writable(capsys, bad_work_dir):
     assert _snapshot(bad_work_dir) == before
 
 
+# -------------------------------------------------------------------------------- infer.py
+# (id, argv after the tool name, fragments the error message must contain). ``{root}`` is the
+# bad_files directory; GOOD is its digits checkpoint, IMAGES a folder of 8x8 images.
+GOOD, IMAGES = "{root}/good.pth", "{root}/images"
+INFER_CASES = [
+    ("missing-config", ["configs/nope.py", GOOD, IMAGES], ["nope.py", "does not exist"]),
+    (
+        "config-syntax-error",
+        ["{root}/configs/syntax.py", GOOD, IMAGES],
+        ["syntax.py, line 2", "invalid Python"],
+    ),
+    ("missing-checkpoint", [DIGITS, "{root}/nope.pth", IMAGES], ["checkpoint not found", "nope"]),
+    (
+        "truncated-checkpoint",
+        [DIGITS, "{root}/trunc.pth", IMAGES],
+        ['"{root}/trunc.pth" is not a valid checkpoint, truncated or corrupt'],
+    ),
+    (
+        "random-checkpoint",
+        [DIGITS, "{root}/random.pth", IMAGES],
+        ['"{root}/random.pth" is not a valid checkpoint'],
+    ),
+    (
+        "checkpoint-of-another-model",  # strict: a partly loaded model predicts nonsense
+        [DIGITS, "{root}/rgb_lenet.pth", IMAGES],
+        ['"{root}/rgb_lenet.pth" does not fit the model', "strict", "checkpoint (6, 3, 5, 5)"],
+    ),
+    ("missing-image", [DIGITS, GOOD, "{root}/nope.png"], ["input not found: {root}/nope.png"]),
+    ("missing-dir", [DIGITS, GOOD, IMAGES, "{root}/nope/"], ["input not found: {root}/nope/"]),
+    ("dir-without-images", [DIGITS, GOOD, "{root}/no_images"], [".png/.jpg", "{root}/no_images"]),
+    (
+        "not-an-image",
+        [DIGITS, GOOD, "{root}/notes.txt"],
+        ["{root}/notes.txt is not an image file that can be read"],
+    ),
+    (
+        "corrupt-image",
+        [DIGITS, GOOD, IMAGES, "{root}/broken.png"],
+        ["{root}/broken.png is not an image file that can be read"],
+    ),
+    (
+        "image-of-another-size",
+        [DIGITS, GOOD, "{root}/big.png"],
+        ["{root}/big.png: the model cannot predict this image", "does not resize", "(32, 32)"],
+    ),
+    (
+        "images-of-two-sizes",
+        [DIGITS, GOOD, IMAGES, "{root}/big.png"],
+        ["{root}/big.png is 32x32 pixels but {root}/images/0.png is 8x8", "does not resize"],
+    ),
+    ("workers-0", [DIGITS, GOOD, IMAGES, "--workers", "0"], ["--workers must be >= 1, got 0"]),
+    ("batch-size-0", [DIGITS, GOOD, IMAGES, "--batch-size", "0"], ["--batch-size", "got 0"]),
+    ("workers-not-int", [DIGITS, GOOD, IMAGES, "--workers", "two"], ["--workers", "'two'"]),
+    ("device-name", [DIGITS, GOOD, IMAGES, "--device", "gpu"], ["--device gpu", "cpu or cuda"]),
+    ("device-type", [DIGITS, GOOD, IMAGES, "--device", "meta"], ["--device meta", "only cpu"]),
+    (
+        "out-missing-dir",
+        [DIGITS, GOOD, IMAGES, "--out", "{root}/nope/preds.json"],
+        ["--out {root}/nope/preds.json", "{root}/nope does not exist"],
+    ),
+    ("out-is-a-dir", [DIGITS, GOOD, IMAGES, "--out", IMAGES], ["--out {root}/images", "directory"]),
+    (
+        "option-no-equals",
+        [DIGITS, GOOD, IMAGES, "--cfg-options", "model.head"],
+        ["--cfg-options", '"model.head" is not of the form KEY=VALUE'],
+    ),
+    (
+        "option-unknown-type",
+        [DIGITS, GOOD, IMAGES, "--cfg-options", "model.backbone.type=LeNett"],
+        ['"LeNett" is not in the model registry', "Did you mean: LeNet"],
+    ),
+    (
+        "option-typo-path",
+        [DIGITS, GOOD, IMAGES, "--cfg-options", "data.tst.pipeline.0.type=X"],
+        ['"data.tst" does not exist', "Did you mean: test"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "argv,fragments", [c[1:] for c in INFER_CASES], ids=[c[0] for c in INFER_CASES]
+)
+def test_infer_bad_input_names_the_culprit(capsys, bad_files, argv, fragments):
+    argv = [str(a).replace("{root}", str(bad_files)) for a in argv]
+    err = _main_fails(capsys, "infer", *argv)
+    for fragment in fragments:
+        assert fragment.replace("{root}", str(bad_files)) in err, (fragment, err)
+    assert not (bad_files / "nope").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="tests a machine without CUDA")
+def test_infer_cuda_device_without_cuda(capsys, bad_files):
+    err = _main_fails(
+        capsys, "infer", DIGITS, bad_files / "good.pth", bad_files / "images", "--device", "cuda"
+    )
+    assert "--device cuda: CUDA is not available here; use --device cpu" in err
+
+
+def test_infer_good_input_still_predicts(capsys, bad_files, tmp_path):
+    """The checks leave a valid command alone (and it writes --out)."""
+    out = tmp_path / "preds.json"
+    argv = [DIGITS, bad_files / "good.pth", bad_files / "images", "--no-progress", "--out", out]
+    assert _tool("infer").main([str(a) for a in argv]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == [
+        str(bad_files / "images" / f"{i}.png") for i in range(2)
+    ]
+    assert len(json.loads(out.read_text())) == 2
+
+
 # ------------------------------------------------------------------------------ security
 def _calls(tree: ast.AST):
     """``(enclosing function, call node)`` for every call in ``tree``."""
@@ -718,13 +850,14 @@ def test_torch_load_is_weights_only_by_default():
                 variable.append((rel, func))
     assert set(variable) == {("mmpar/runner/checkpoint.py", "_torch_load")}
     # ... and every public way into it defaults to weights_only=True.
-    from mmpar.apis import build_train_runner
+    from mmpar.apis import build_train_runner, init_model
     from mmpar.runner import BaseRunner, load_checkpoint
     from mmpar.runner.checkpoint import _load_checkpoint
 
     for fn in (load_checkpoint, _load_checkpoint, BaseRunner.load_checkpoint, BaseRunner.resume):
         assert inspect.signature(fn).parameters["weights_only"].default is True, fn
     assert inspect.signature(build_train_runner).parameters["weights_only"].default is True
+    assert inspect.signature(init_model).parameters["weights_only"].default is True
 
 
 def test_pickle_is_never_loaded_unrestricted():
@@ -823,6 +956,16 @@ def test_cli_corrupt_image_exits_1_naming_the_file(tmp_path):
         line.startswith("OSError: cannot decode image file") and "cat/broken.png" in line
         for line in tail
     ), proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_cli_infer_image_of_another_size(bad_files):
+    image = bad_files / "big.png"
+    proc = _cli("tools/infer.py", DIGITS, bad_files / "good.pth", image, "--no-progress")
+    assert proc.returncode == 2, proc.stderr
+    err = _error_message(proc.stderr)
+    assert err.startswith(f"error: ValueError: {image}: the model cannot predict this image")
+    assert "\n" not in err and proc.stdout == ""
 
 
 @pytest.mark.slow
