@@ -487,7 +487,7 @@ def test_epoch_runner_eval_ema_logging_best_ckpt(tmp_path):
     real_eval = RegressionData.evaluate
 
     def spy(self, results, logger=None):
-        seen_at_eval.append(float(runner.model.fc.weight))
+        seen_at_eval.append(runner.model.fc.weight.item())
         return real_eval(self, results, logger)
 
     train_loader = DataLoader(RegressionData(), batch_size=2)
@@ -506,7 +506,7 @@ def test_epoch_runner_eval_ema_logging_best_ckpt(tmp_path):
     assert all("mse_loss" not in r and {"loss", "time", "data_time"} <= set(r) for r in train)
     # The EMA weights were in the model during evaluation, the live ones are back for training.
     assert ema.swapped  # training ended after an epoch end: the model holds the EMA
-    assert seen_at_eval[-1] == float(runner.model.fc.weight)
+    assert seen_at_eval[-1] == runner.model.fc.weight.item()
     best = [n for n in os.listdir(tmp_path) if n.startswith("best_mse_loss_epoch_")]
     assert len(best) == 1
     best_score = min(r["mse_loss"] for r in val)
