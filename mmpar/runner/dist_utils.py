@@ -90,11 +90,13 @@ def destroy_dist() -> None:
     """Tear the default process group down at the end of a run that finished normally.
 
     All ranks meet at a barrier first, so no rank closes its connections while another still
-    expects a message. Left to interpreter exit, the gloo backend's threads are destroyed
-    during finalisation, and now and then (1 run in 25 on a 2-process CPU job here) a rank
-    then aborts with "terminate called without an active exception" after its work was done,
-    failing the whole torchrun job. Not for error paths: a barrier with a dead peer would wait
+    expects a message; then ``destroy_process_group()`` releases the group as torch asks
+    programs to do before they exit. Not for error paths: a barrier with a dead peer would wait
     for the backend's timeout. Does nothing when no process group exists.
+
+    It does not cure a torch race at exit with gloo (see docs/distributed.md): a gloo worker
+    thread that frees the last collective of a backward pass needs the GIL and aborts the
+    process if the interpreter is already finalising.
     """
     if not (dist.is_available() and dist.is_initialized()):
         return
