@@ -191,7 +191,8 @@ def test_failing_rank_ends_job_and_keeps_checkpoints(tmp_path, action, evidence)
     _assert_checkpoints_intact(work_dir, CHECKPOINT_ITERS)
 
 
-# What a rank prints when it aborts in C++ (SIGABRT) at start-up; see the restart test.
+# What a rank prints when torch's gloo exit race aborts it (SIGABRT) after its work is
+# done; docs/distributed.md, "Known issue".
 GLOO_ABORT = "terminate called without an active exception"
 
 
@@ -200,9 +201,9 @@ def test_torchrun_restart_auto_resumes_to_the_uninterrupted_result(tmp_path):
     work_dir = tmp_path / "work"
     work_dir.mkdir()
     marker = work_dir / "rank1_killed.marker"  # the fault fires only while it is absent
-    # One restart is what the fault needs. A second one is allowed because a 2-process gloo
-    # run was seen to abort in its first iterations now and then on 2 shared cores (GLOO_ABORT;
-    # also without any restart, cause not found yet); it is reported as a warning.
+    # One restart is what the fault needs. A second one is allowed because a rank of a
+    # 2-process gloo run aborts at interpreter exit about 1 run in 25 (GLOO_ABORT, a torch race
+    # found in a core dump, also without any restart); it is reported as a warning.
     run = _torchrun(
         work_dir, "--auto-resume", *_fault("sigkill", marker), timeout=220, max_restarts=2
     )
@@ -226,8 +227,8 @@ def test_torchrun_restart_auto_resumes_to_the_uninterrupted_result(tmp_path):
     ref_dir = tmp_path / "reference"
     ref = _torchrun(ref_dir, timeout=FAULT_TIMEOUT)
     if ref.returncode != 0 and GLOO_ABORT in ref.out:
-        # The start-up abort described above, in a plain (never restarted) 2-process run: it
-        # is not what this test is about, so the reference is computed again, with a warning.
+        # The exit abort described above, in a plain (never restarted) 2-process run: it is
+        # not what this test is about, so the reference is computed again, with a warning.
         warnings.warn(f"reference run aborted, run again:\n{ref.out[-15000:]}", stacklevel=1)
         ref_dir = tmp_path / "reference_again"
         ref = _torchrun(ref_dir, timeout=FAULT_TIMEOUT)
