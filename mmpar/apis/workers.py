@@ -160,14 +160,18 @@ def run_in_processes(
     workers = min(workers, len(batches))
     model.eval()
     model.share_memory()
-    ctx = mp.get_context(start_method or default_start_method())
+    method = start_method or default_start_method()
+    ctx = mp.get_context(method)
     tasks, results = ctx.Queue(), ctx.Queue()
     for task in batches:
         tasks.put(task)
     for _ in range(workers):
         tasks.put(None)
-    # Split the cores between workers; more threads than cores only adds contention.
-    num_threads = max(1, (os.cpu_count() or 1) // workers)
+    # Split the cores between workers; more threads than cores only adds contention. A forked
+    # child gets one thread, as torch's DataLoader workers do: the OpenMP pool the parent has
+    # already used does not survive fork, and a forked child that runs a parallel region on it
+    # waits forever.
+    num_threads = 1 if method == "fork" else max(1, (os.cpu_count() or 1) // workers)
     procs = [
         ctx.Process(
             target=_worker_loop,

@@ -1,6 +1,8 @@
 """multi_process_test / run_in_processes: same results as one process, in order, errors surface."""
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -144,3 +146,39 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="workers must be >= 1"):
         multi_process_test(TinyClassifier(), VariableSizeImages(3), workers=0)
     assert multi_process_test(TinyClassifier(), VariableSizeImages(0), workers=2) == []
+
+
+FORK_AFTER_PARENT_THREADS = """
+import torch
+from torch import nn
+from mmpar.apis.workers import run_in_processes
+
+torch.set_num_threads(2)
+model = nn.Conv2d(1, 8, 3)
+with torch.no_grad():
+    model(torch.randn(64, 1, 32, 32))  # the parent's OpenMP thread pool is now in use
+images = [torch.randn(1, 32, 32) for _ in range(4)]
+
+
+def step(m, samples):
+    with torch.no_grad():
+        return list(m(torch.stack(samples)).sum(dim=(1, 2, 3)))
+
+
+out = run_in_processes(model, images, step, workers=1, start_method="fork", progress=False)
+print("results", len(out))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs the fork start method")
+def test_forked_worker_finishes_after_the_parent_used_intra_op_threads(tmp_path):
+    # A forked worker computing with several threads on the OpenMP pool the parent had used
+    # waited forever (tools/infer.py --workers hung); the timeout turns that hang into a failure.
+    script = tmp_path / "fork_after_threads.py"
+    script.write_text(FORK_AFTER_PARENT_THREADS)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    run = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "results 4" in run.stdout
