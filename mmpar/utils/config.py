@@ -743,6 +743,19 @@ def _merges_into(value: Any, target: Any) -> bool:
     return isinstance(value, dict) and isinstance(target, dict) and not value.get(DELETE_KEY)
 
 
+def _swaps_two_neighbours(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with two adjacent characters swapped (``tset`` → ``test``)."""
+    if len(a) != len(b) or len(a) < 3:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    return (
+        len(diff) == 2
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and (a[diff[1]] == b[diff[0]])
+    )
+
+
 def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> None:
     """Refuse to create the missing dict ``parts[depth]`` when it is most likely a typo.
 
@@ -757,6 +770,8 @@ def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> N
     part = parts[depth]
     siblings = [str(k) for k in node]
     close = difflib.get_close_matches(part, siblings, n=3, cutoff=0.8)
+    # difflib rates a swap of two neighbouring letters low (``tset`` vs ``test``: 0.75).
+    close += [s for s in siblings if s not in close and _swaps_two_neighbours(part, s)]
     indexes_a_list = any(p.isdigit() for p in parts[depth + 1 :])
     if not close and not indexes_a_list:
         return

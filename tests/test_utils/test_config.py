@@ -475,6 +475,8 @@ def test_merge_from_dict_dotted_and_list_indices():
         ("data.train.pipeline.5.type", r"index 5 is out of range.*list of 2 items"),
         ("data.train.pipeline.first", 'is a list, so "first" must be an index'),
         ("size.0", r'"size" is a tuple'),
+        # Two neighbouring letters swapped: difflib alone rates "daat" vs "data" below 0.8.
+        ("daat.train.x", r'"daat" does not exist.*Did you mean: data\?'),
     ],
 )
 def test_merge_from_dict_errors_change_nothing(key, match):
