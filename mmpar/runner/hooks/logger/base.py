@@ -232,8 +232,8 @@ class LoggerHook(Hook, metaclass=ABCMeta):
 
     def _interval_reached(self, runner: Any) -> bool:
         if self.by_epoch:
-            return (runner.inner_iter + 1) % self.interval == 0
-        return (runner.iter + 1) % self.interval == 0
+            return self.every_n_inner_iters(runner, self.interval)
+        return self.every_n_iters(runner, self.interval)
 
     def after_train_epoch(self, runner: Any) -> None:
         """Log what hooks wrote into the buffer at the epoch end (EvalHook results)."""
