@@ -15,7 +15,12 @@ import sys
 
 import torch
 
-from mmpar.apis.cli import UsageError, run_setup
+from mmpar.apis.cli import (
+    UsageError,
+    add_trust_checkpoint_argument,
+    check_output_file,
+    run_setup,
+)
 from mmpar.utils import DictAction
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
@@ -43,12 +48,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--cfg-options", nargs="+", action=DictAction, default={}, help="override config keys"
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument(
-        "--trust-checkpoint",
-        action="store_true",
-        help="load the checkpoint with weights_only=False: unpickling may run code from the "
-        "file, so only for checkpoints you trust (see docs/security.md)",
-    )
+    add_trust_checkpoint_argument(parser)
     return parser.parse_args(argv)
 
 
@@ -95,21 +95,6 @@ def check_device(device: str) -> None:
         count = torch.cuda.device_count()
         if dev.index is not None and dev.index >= count:
             raise UsageError(f"--device {device}: this machine has {count} CUDA device(s)")
-
-
-def check_out(path: str) -> None:
-    """Check that ``--out`` can be written, before the images are predicted.
-
-    Raises:
-        UsageError: ``path`` is a directory, or its directory is missing or not writable.
-    """
-    folder = osp.dirname(osp.abspath(path))
-    if osp.isdir(path):
-        raise UsageError(f"--out {path}: is a directory; give a file name, e.g. preds.json")
-    if not osp.isdir(folder):
-        raise UsageError(f"--out {path}: the directory {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {path}: the directory {folder} is not writable by this user")
 
 
 def check_images(files: list[str], fixed_size: bool) -> None:
@@ -162,7 +147,7 @@ def setup(args: argparse.Namespace):
     if args.workers > 1 and torch.device(args.device).type != "cpu":
         raise UsageError("--workers > 1 runs CPU worker processes; use --device cpu")
     if args.out is not None:
-        check_out(args.out)
+        check_output_file(args.out)
     if not osp.isfile(args.checkpoint):
         raise FileNotFoundError(f"checkpoint not found: {args.checkpoint}")
     files = expand_inputs(args.inputs)

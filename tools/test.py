@@ -17,7 +17,13 @@ import sys
 import numpy as np
 import torch
 
-from mmpar.apis.cli import UsageError, init_launcher, run_setup
+from mmpar.apis.cli import (
+    UsageError,
+    add_trust_checkpoint_argument,
+    check_output_file,
+    init_launcher,
+    run_setup,
+)
 from mmpar.utils import Config, DictAction
 
 OUT_FORMATS = {".json": "json", ".pkl": "pickle", ".pickle": "pickle"}
@@ -66,12 +72,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--gpu-collect", action="store_true", help="accepted for mmcv compatibility; unused"
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument(
-        "--trust-checkpoint",
-        action="store_true",
-        help="load the checkpoint with weights_only=False: unpickling may run code from the "
-        "file, so only for checkpoints you trust (see docs/security.md)",
-    )
+    add_trust_checkpoint_argument(parser)
     parser.add_argument("--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -88,8 +89,8 @@ def setup(args: argparse.Namespace):
         raise UsageError(
             f"--out {args.out}: unsupported extension; use one of {sorted(OUT_FORMATS)}"
         )
-    if args.out is not None and not osp.isdir(osp.dirname(osp.abspath(args.out))):
-        raise UsageError(f"--out {args.out}: the directory {osp.dirname(args.out)} does not exist")
+    if args.out is not None:
+        check_output_file(args.out)
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     if args.workers > 1 and args.launcher != "none":

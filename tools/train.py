@@ -20,6 +20,7 @@ import torch
 import mmpar
 from mmpar.apis.cli import (
     DeferredLogFile,
+    add_trust_checkpoint_argument,
     check_work_dir,
     init_launcher,
     run_main,
@@ -51,12 +52,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="resume from the newest checkpoint in the work dir if there is one",
     )
     parser.add_argument("--load-from", help="checkpoint whose weights initialise the model")
-    parser.add_argument(
-        "--trust-checkpoint",
-        action="store_true",
-        help="load --resume-from/--load-from with weights_only=False: unpickling may run code "
-        "from the file, so only for checkpoints you trust (see docs/security.md)",
-    )
+    add_trust_checkpoint_argument(parser, "--resume-from/--load-from")
     parser.add_argument(
         "--no-validate", action="store_true", help="do not evaluate on cfg.data.val during training"
     )

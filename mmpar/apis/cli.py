@@ -9,6 +9,7 @@ which end with one ``error: ...`` line and exit code 1.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import os.path as osp
@@ -45,10 +46,28 @@ USER_ERRORS = (
 # the disk has room again.
 ENVIRONMENT_ERRORS = (CheckpointSaveError,)
 
+TRUST_CHECKPOINT_FLAG = "--trust-checkpoint"
 TRUST_CHECKPOINT_HINT = (
-    " On the command line, add --trust-checkpoint to load it with weights_only=False "
+    f" On the command line, add {TRUST_CHECKPOINT_FLAG} to load it with weights_only=False "
     "(only for files you trust)."
 )
+
+
+def add_trust_checkpoint_argument(
+    parser: argparse.ArgumentParser, what: str = "the checkpoint"
+) -> None:
+    """Add the ``--trust-checkpoint`` flag that :data:`TRUST_CHECKPOINT_HINT` recommends.
+
+    Args:
+        parser: The tool's parser.
+        what: What the flag loads, for its help text (e.g. ``'--resume-from/--load-from'``).
+    """
+    parser.add_argument(
+        TRUST_CHECKPOINT_FLAG,
+        action="store_true",
+        help=f"load {what} with weights_only=False: unpickling may run code from the file, "
+        "so only for checkpoints you trust (see docs/security.md)",
+    )
 
 
 def error_message(err: BaseException) -> str:
@@ -109,6 +128,21 @@ def check_work_dir(path: str) -> None:
         raise UsageError(
             f'{what} "{existing}" is not writable by this user; choose another --work-dir'
         )
+
+
+def check_output_file(path: str) -> None:
+    """Check that ``--out path`` can be written, before the work whose result it receives.
+
+    Raises:
+        UsageError: ``path`` is a directory, or its directory is missing or not writable.
+    """
+    folder = osp.dirname(osp.abspath(path))
+    if osp.isdir(path):
+        raise UsageError(f"--out {path}: is a directory; give a file name")
+    if not osp.isdir(folder):
+        raise UsageError(f"--out {path}: the directory {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {path}: the directory {folder} is not writable by this user")
 
 
 class DeferredLogFile(logging.Handler):
