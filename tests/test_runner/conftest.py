@@ -29,6 +29,28 @@ class ToyModel(nn.Module):
         return {"log_vars": {"val_loss": loss.item()}, "num_samples": len(x)}
 
 
+class EpochRecordingSampler(torch.utils.data.Sampler):
+    """Indices ``0..n-1`` in order; records every ``set_epoch`` call in ``epochs``."""
+
+    def __init__(self, n):
+        self.n, self.epochs = n, []
+
+    def set_epoch(self, epoch):
+        self.epochs.append(epoch)
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+    def __len__(self):
+        return self.n
+
+
+@pytest.fixture
+def epoch_recording_sampler():
+    """The :class:`EpochRecordingSampler` class (test modules cannot import conftest)."""
+    return EpochRecordingSampler
+
+
 @pytest.fixture
 def toy_model():
     torch.manual_seed(0)

@@ -172,28 +172,16 @@ def test_iter_timer_logs_time_and_data_time(make_runner, make_loader):
     )
 
 
-class SeedRecorder(torch.utils.data.Sampler):
-    def __init__(self, n):
-        self.n, self.epochs = n, []
-
-    def set_epoch(self, epoch):
-        self.epochs.append(epoch)
-
-    def __iter__(self):
-        return iter(range(self.n))
-
-    def __len__(self):
-        return self.n
-
-
-def test_dist_sampler_seed_hook_sets_epoch_on_sampler_or_batch_sampler(make_runner, make_loader):
-    sampler = SeedRecorder(8)
+def test_dist_sampler_seed_hook_sets_epoch_on_sampler_or_batch_sampler(
+    make_runner, make_loader, epoch_recording_sampler
+):
+    sampler = epoch_recording_sampler(8)
     runner = make_runner(max_epochs=3)
     runner.register_hook(DistSamplerSeedHook())
     runner.run([make_loader(8, 4, sampler=sampler)], [("train", 1)])
     assert sampler.epochs == [0, 1, 2]
 
-    inner = SeedRecorder(8)
+    inner = epoch_recording_sampler(8)
     batch_sampler = torch.utils.data.BatchSampler(inner, 4, False)
     runner = make_runner(max_epochs=2)
     runner.register_hook(DistSamplerSeedHook())

@@ -274,23 +274,11 @@ def test_should_stop_ends_training_cleanly(make_runner, make_loader):
 
 
 # ------------------------------------------------------------------------- iter runner
-class EpochRecordingSampler(torch.utils.data.Sampler):
-    def __init__(self, n):
-        self.n, self.epochs = n, []
-
-    def set_epoch(self, epoch):
-        self.epochs.append(epoch)
-
-    def __iter__(self):
-        return iter(range(self.n))
-
-    def __len__(self):
-        return self.n
-
-
-def test_iter_runner_restarts_loader_and_counts_epochs(make_runner, make_loader):
+def test_iter_runner_restarts_loader_and_counts_epochs(
+    make_runner, make_loader, epoch_recording_sampler
+):
     runner = make_runner("iter", max_iters=7)
-    sampler = EpochRecordingSampler(8)
+    sampler = epoch_recording_sampler(8)
     loader = make_loader(8, 4, sampler=sampler)  # 2 batches per epoch
     rec = Recorder()
     runner.register_hook(rec)
