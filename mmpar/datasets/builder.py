@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from mmpar.utils.dist import get_dist_info
 from mmpar.utils.registry import Registry, build_from_cfg
 
 DATASETS = Registry("dataset")
@@ -159,12 +160,6 @@ class _DataLoader(DataLoader):
         return _WorkerDeathReporter(iterator) if self.num_workers > 0 else iterator
 
 
-def _dist_info() -> tuple[int, int]:
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return 0, 1
-
-
 def build_dataloader(
     dataset: Dataset,
     samples_per_gpu: int,
@@ -215,7 +210,7 @@ def build_dataloader(
             f"build_dataloader: need samples_per_gpu >= 1, workers_per_gpu >= 0, num_gpus >= 1; "
             f"got {samples_per_gpu}, {workers_per_gpu}, {num_gpus}"
         )
-    rank, world_size = _dist_info()
+    rank, world_size = get_dist_info()
     if dist:
         batch_size, num_workers = samples_per_gpu, workers_per_gpu
         num_replicas = world_size

@@ -1,16 +1,27 @@
-"""Distributed helpers: process-group setup for torchrun/slurm/mpi and small collectives."""
+"""Process-group set-up for torchrun/slurm/mpi (mmcv's ``mmcv.runner.dist_utils`` path).
+
+The rank helpers and collectives live in :mod:`mmpar.utils.dist` and are re-exported here.
+"""
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 import torch
 import torch.distributed as dist
+
+from mmpar.utils.dist import (
+    all_reduce_dict,
+    barrier,
+    broadcast_object,
+    collect_results,
+    get_dist_info,
+    is_distributed,
+    master_only,
+)
 
 __all__ = [
     "init_dist",
@@ -22,8 +33,6 @@ __all__ = [
     "broadcast_object",
     "collect_results",
 ]
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 LAUNCHERS = ("pytorch", "slurm", "mpi")
 DEFAULT_PORT = 29500
@@ -75,7 +84,7 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
             f"init_dist: unknown launcher {launcher!r}; valid launchers are "
             f"{', '.join(LAUNCHERS)} (or run without distributed training: --launcher none)"
         )
-    if dist.is_available() and dist.is_initialized():
+    if is_distributed():
         raise RuntimeError("init_dist: the default process group is already initialized")
     backend = backend or _default_backend()
     if launcher == "pytorch":
@@ -98,7 +107,7 @@ def destroy_dist() -> None:
     thread that frees the last collective of a backward pass needs the GIL and aborts the
     process if the interpreter is already finalising.
     """
-    if not (dist.is_available() and dist.is_initialized()):
+    if not is_distributed():
         return
     dist.barrier()
     dist.destroy_process_group()
@@ -214,124 +223,3 @@ def _init_mpi(backend: str, port: int | None = None, **kwargs: Any) -> None:
     os.environ["LOCAL_RANK"] = env["OMPI_COMM_WORLD_LOCAL_RANK"]
     _set_cuda_device(int(env["OMPI_COMM_WORLD_LOCAL_RANK"]))
     dist.init_process_group(backend=backend, **kwargs)
-
-
-def _is_dist() -> bool:
-    return dist.is_available() and dist.is_initialized()
-
-
-def get_dist_info() -> tuple[int, int]:
-    """Return ``(rank, world_size)``; ``(0, 1)`` when not distributed."""
-    if _is_dist():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
-
-def master_only(func: F) -> F:
-    """Decorate ``func`` so it only runs on rank 0 (other ranks get None)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        rank, _ = get_dist_info()
-        if rank == 0:
-            return func(*args, **kwargs)
-        return None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def barrier() -> None:
-    """Synchronize all ranks; a no-op when not distributed."""
-    if _is_dist():
-        dist.barrier()
-
-
-def _comm_device() -> torch.device:
-    # nccl only reduces CUDA tensors; gloo (and others) work on CPU tensors.
-    if dist.get_backend() == "nccl":
-        return torch.device("cuda", torch.cuda.current_device())
-    return torch.device("cpu")
-
-
-def all_reduce_dict(data: Mapping[str, Any], op: str = "mean") -> dict[str, Any]:
-    """Reduce a dict of tensors (or numbers) across ranks, key by key.
-
-    Args:
-        data: Same keys on every rank; values are tensors or Python numbers.
-        op: ``'mean'`` or ``'sum'``.
-
-    Returns:
-        A new dict with reduced values (tensors keep their device and dtype where possible;
-        numbers come back as floats). The input itself when not distributed.
-
-    Raises:
-        ValueError: Unknown ``op``.
-    """
-    if op not in ("mean", "sum"):
-        raise ValueError(f"all_reduce_dict: op must be 'mean' or 'sum', got {op!r}")
-    if not _is_dist():
-        return dict(data)
-    world_size = dist.get_world_size()
-    device = _comm_device()
-    out: dict[str, Any] = {}
-    for key in sorted(data):  # same order on every rank
-        value = data[key]
-        is_tensor = isinstance(value, torch.Tensor)
-        t = value.detach() if is_tensor else torch.tensor(float(value), dtype=torch.float64)
-        buf = t.to(device).clone()
-        if op == "mean" and not buf.is_floating_point():
-            buf = buf.double()
-        dist.all_reduce(buf, op=dist.ReduceOp.SUM)
-        if op == "mean":
-            buf = buf / world_size
-        out[key] = buf.to(value.device) if is_tensor else float(buf)
-    return {k: out[k] for k in data}
-
-
-def broadcast_object(obj: Any, src: int = 0) -> Any:
-    """Return ``src``'s ``obj`` on every rank (picklable objects); ``obj`` when not distributed."""
-    if not _is_dist():
-        return obj
-    box = [obj]
-    dist.broadcast_object_list(box, src=src, device=_comm_device())
-    return box[0]
-
-
-def collect_results(results: list, size: int) -> list | None:
-    """Collect per-sample results of all ranks on rank 0 in dataset order.
-
-    The distributed sampler gives rank ``r`` the indices ``r, r + W, r + 2W, ...`` (``W`` the
-    world size) and pads the last round by repeating samples; this interleaves the ranks' lists
-    back and truncates to ``size`` to drop the padding. Objects travel with
-    ``torch.distributed.gather_object``, so no shared directory is needed (works across nodes).
-
-    Args:
-        results: This rank's results, one per sample, in the order the sampler yielded them.
-        size: Number of samples in the dataset.
-
-    Returns:
-        On rank 0, the ``size`` results in dataset order; None on other ranks. When not
-        distributed, ``results[:size]``.
-
-    Raises:
-        ValueError: The ranks together returned fewer than ``size`` results.
-    """
-    if not _is_dist():
-        parts = [list(results)]
-        rank = 0
-    else:
-        rank, world_size = dist.get_rank(), dist.get_world_size()
-        gathered: list | None = [None] * world_size if rank == 0 else None
-        dist.gather_object(list(results), gathered, dst=0)
-        if rank != 0:
-            return None
-        parts = gathered  # type: ignore[assignment]
-    ordered = []
-    for i in range(max(len(p) for p in parts)):
-        ordered.extend(p[i] for p in parts if i < len(p))
-    if len(ordered) < size:
-        raise ValueError(
-            f"collect_results: got {len(ordered)} results from {len(parts)} rank(s) but the "
-            f"dataset has {size} samples; each rank must return one result per sample it was given"
-        )
-    return ordered[:size]

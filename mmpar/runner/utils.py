@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from mmpar.utils.dist import get_dist_info
+
 
 def get_host_info() -> str:
     """Return ``'user@hostname'`` (parts that cannot be read are left out)."""
@@ -39,8 +41,8 @@ def set_random_seed(seed: int, deterministic: bool = False, use_rank_shift: bool
     Returns:
         The seed actually used.
     """
-    if use_rank_shift and torch.distributed.is_available() and torch.distributed.is_initialized():
-        seed += torch.distributed.get_rank()
+    if use_rank_shift:
+        seed += get_dist_info()[0]
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)

@@ -6,7 +6,6 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from mmpar.runner import dist_utils
 from mmpar.runner.dist_utils import (
     all_reduce_dict,
     barrier,
@@ -17,6 +16,7 @@ from mmpar.runner.dist_utils import (
     init_dist,
     master_only,
 )
+from mmpar.utils import dist as utils_dist
 
 TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 SLURM_VARS = ("SLURM_PROCID", "SLURM_NTASKS", "SLURM_NODELIST", "SLURM_LOCALID")
@@ -172,7 +172,7 @@ def test_master_only_runs_on_rank_zero(monkeypatch):
         return x
 
     assert save(1) == 1 and calls == [1] and save.__doc__ == "Doc kept."
-    monkeypatch.setattr(dist_utils, "get_dist_info", lambda: (1, 2))
+    monkeypatch.setattr(utils_dist, "get_dist_info", lambda: (1, 2))
     assert save(2) is None and calls == [1]
 
 

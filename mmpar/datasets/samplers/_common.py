@@ -5,14 +5,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-import torch
-
-
-def dist_info() -> tuple[int, int]:
-    """Return ``(rank, world_size)`` of the default process group, or ``(0, 1)`` without one."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return 0, 1
+from mmpar.utils.dist import get_dist_info
 
 
 def check_int(value: Any, name: str, owner: str, minimum: int) -> int:
@@ -36,7 +29,7 @@ def resolve_replicas(num_replicas: int | None, rank: int | None, owner: str) -> 
         ValueError: ``rank`` is negative or not smaller than ``num_replicas``, or
             ``num_replicas`` is smaller than 1.
     """
-    default_rank, default_world = dist_info()
+    default_rank, default_world = get_dist_info()
     num_replicas = default_world if num_replicas is None else num_replicas
     rank = default_rank if rank is None else rank
     num_replicas = check_int(num_replicas, "num_replicas", owner, 1)

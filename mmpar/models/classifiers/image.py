@@ -9,6 +9,8 @@ import torch
 import torch.distributed as torch_dist
 from torch import nn
 
+from mmpar.utils.dist import all_reduce_dict, is_distributed
+
 from ..builder import CLASSIFIERS, build_backbone, build_head, build_neck
 from ..weight_init import apply_init_cfg, load_pretrained
 
@@ -41,9 +43,7 @@ def parse_losses(losses: dict) -> tuple[torch.Tensor, OrderedDict]:
         raise KeyError(f'no loss term: none of {list(log_vars)} contains "loss"')
     log_vars["loss"] = loss
 
-    if torch_dist.is_available() and torch_dist.is_initialized():
-        from mmpar.runner.dist_utils import all_reduce_dict  # lazy: models do not need the runner
-
+    if is_distributed():
         count = torch.tensor(len(log_vars), device=loss.device)
         torch_dist.all_reduce(count)
         if int(count) != len(log_vars) * torch_dist.get_world_size():

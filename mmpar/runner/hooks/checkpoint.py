@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from mmpar.utils.dist import is_distributed
 from mmpar.utils.registry import ConfigArgumentError
 
 from .hook import HOOKS, Hook
@@ -111,12 +112,11 @@ class CheckpointHook(Hook):
             self._save_checkpoint(runner)
 
     def _sync_buffers(self, runner: Any) -> None:
-        dist = torch.distributed
-        if not (dist.is_available() and dist.is_initialized()) or runner.world_size <= 1:
+        if not is_distributed() or runner.world_size <= 1:
             return
         for buf in runner.model.buffers():
             if buf.is_floating_point():
-                dist.all_reduce(buf)
+                torch.distributed.all_reduce(buf)
                 buf.div_(runner.world_size)
 
     def _save_checkpoint(self, runner: Any) -> None:

@@ -6,7 +6,8 @@ import math
 from typing import Any
 
 import torch
-import torch.distributed as dist
+
+from mmpar.utils.dist import broadcast_object
 
 from .evaluation import MissingMetricError
 from .hook import HOOKS, Hook
@@ -180,11 +181,4 @@ class EarlyStoppingHook(Hook):
 
 def _broadcast_flag(flag: bool) -> bool:
     """Return rank 0's ``flag`` on every rank (just ``flag`` when not distributed)."""
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
-        return flag
-    device = torch.device("cpu")
-    if dist.get_backend() == "nccl":
-        device = torch.device("cuda", torch.cuda.current_device())
-    tensor = torch.tensor([int(flag)], dtype=torch.int32, device=device)
-    dist.broadcast(tensor, 0)
-    return bool(tensor.item())
+    return bool(broadcast_object(bool(flag), src=0))

@@ -13,6 +13,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.utils.data import DataLoader
 
+from mmpar.utils.dist import is_distributed
 from mmpar.utils.registry import ConfigArgumentError, unexpected_argument_error
 
 from ..utils import get_rng_state, set_rng_state
@@ -506,7 +507,7 @@ class DistEvalHook(EvalHook):
         self.gpu_collect = gpu_collect
 
     def _broadcast_bn_buffers(self, model: nn.Module) -> None:
-        if not (dist.is_available() and dist.is_initialized()):
+        if not is_distributed():
             return
         for module in model.modules():
             if isinstance(module, _BN_TYPES) and module.track_running_stats:

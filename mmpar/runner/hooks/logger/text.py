@@ -13,6 +13,8 @@ from typing import Any, Union
 import torch
 import torch.distributed as dist
 
+from mmpar.utils.dist import is_distributed
+
 from ..hook import HOOKS
 from .base import LoggerHook
 
@@ -90,7 +92,7 @@ class TextLoggerHook(LoggerHook):
         """Return the peak CUDA memory in MiB (max over ranks when distributed)."""
         device = getattr(runner.model, "output_device", None)
         mem_mb = torch.cuda.max_memory_allocated(device=device) // (1024 * 1024)
-        if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        if is_distributed() and dist.get_world_size() > 1:
             dev = torch.device("cuda", torch.cuda.current_device())
             if dist.get_backend() != "nccl":
                 dev = torch.device("cpu")
