@@ -146,10 +146,13 @@ def run_test(args, cfg, dataset, model, distributed) -> list:
         shuffle=False,
     )
     if distributed:
-        wrapped = wrap_model(model, cfg, distributed=True)
+        wrapped = wrap_model(
+            model,
+            distributed=True,
+            find_unused_parameters=cfg.get("find_unused_parameters", False),
+        )
         return multi_device_test(wrapped, loader, args.tmpdir, args.gpu_collect, progress=progress)
-    cfg.gpu_ids = [0]
-    return single_device_test(wrap_model(model, cfg, distributed=False), loader, progress=progress)
+    return single_device_test(wrap_model(model, distributed=False), loader, progress=progress)
 
 
 def _as_array(result) -> np.ndarray:
