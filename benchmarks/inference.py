@@ -43,7 +43,7 @@ def bench(name: str, cfg: Config, workers: int, repeats: int, times: int) -> dic
     dataset = build_dataset(dict(type="RepeatDataset", times=times, dataset=cfg.data.test))
     bs = cfg.data.samples_per_gpu
     loader = build_dataloader(dataset, samples_per_gpu=bs, workers_per_gpu=0, shuffle=False)
-    wrapped = wrap_model(model, cfg, distributed=False)
+    wrapped = wrap_model(model, distributed=False)
     single_t, single1_t, multi_t = [], [], []
     threads = torch.get_num_threads()
     for _ in range(repeats):

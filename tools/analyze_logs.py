@@ -17,7 +17,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from mmpar.apis.cli import run_setup
+from mmpar.cli import user_errors
 
 
 def load_json_log(path: str) -> list[dict]:
@@ -164,7 +164,8 @@ def main(argv=None) -> int:
     """Run the command; return the exit code."""
     args = parse_args(argv)
     task = plot_curve if args.task == "plot_curve" else cal_train_time
-    run_setup(lambda: task(args))
+    with user_errors():
+        task(args)
     return 0
 
 

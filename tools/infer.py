@@ -15,12 +15,7 @@ import sys
 
 import torch
 
-from mmpar.apis.cli import (
-    UsageError,
-    add_trust_checkpoint_argument,
-    check_output_file,
-    run_setup,
-)
+from mmpar.cli import UsageError, add_trust_checkpoint_argument, check_output_file, user_errors
 from mmpar.utils import DictAction
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
@@ -182,7 +177,8 @@ def main(argv=None) -> int:
     from mmpar.apis import inference_model
 
     args = parse_args(argv)
-    model, files = run_setup(lambda: setup(args))
+    with user_errors():
+        model, files = setup(args)
     preds = inference_model(
         model,
         files,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mmpar.apis.cli import run_setup
+from mmpar.cli import user_errors
 from mmpar.utils import Config, DictAction
 
 
@@ -30,14 +30,11 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     """Print the config as Python source (loadable again with Config.fromfile)."""
     args = parse_args(argv)
-
-    def load() -> Config:
+    with user_errors():
         cfg = Config.fromfile(args.config)
         if args.cfg_options:
             cfg.merge_from_dict(args.cfg_options)
-        return cfg
-
-    print(run_setup(load).pretty_text)
+    print(cfg.pretty_text)
     return 0
 
 

@@ -17,12 +17,12 @@ import sys
 import numpy as np
 import torch
 
-from mmpar.apis.cli import (
+from mmpar.cli import (
     UsageError,
     add_trust_checkpoint_argument,
     check_output_file,
     init_launcher,
-    run_setup,
+    user_errors,
 )
 from mmpar.utils import Config, DictAction
 
@@ -146,10 +146,13 @@ def run_test(args, cfg, dataset, model, distributed) -> list:
         shuffle=False,
     )
     if distributed:
-        wrapped = wrap_model(model, cfg, distributed=True)
+        wrapped = wrap_model(
+            model,
+            distributed=True,
+            find_unused_parameters=cfg.get("find_unused_parameters", False),
+        )
         return multi_device_test(wrapped, loader, args.tmpdir, args.gpu_collect, progress=progress)
-    cfg.gpu_ids = [0]
-    return single_device_test(wrap_model(model, cfg, distributed=False), loader, progress=progress)
+    return single_device_test(wrap_model(model, distributed=False), loader, progress=progress)
 
 
 def _as_array(result) -> np.ndarray:
@@ -178,7 +181,8 @@ def dump_results(path: str, outputs: list, metrics: dict, classes) -> None:
 def main(argv=None) -> int:
     """Run the command; return the exit code."""
     args = parse_args(argv)
-    cfg, dataset, model, classes, metrics, distributed = run_setup(lambda: setup(args))
+    with user_errors():
+        cfg, dataset, model, classes, metrics, distributed = setup(args)
     outputs = run_test(args, cfg, dataset, model, distributed)
     if distributed:
         from mmpar.runner.dist_utils import destroy_dist
@@ -186,11 +190,10 @@ def main(argv=None) -> int:
         destroy_dist()  # all collectives are done; rank 0 evaluates on its own
     if outputs is None:  # a non-zero rank: rank 0 evaluates and reports
         return 0
-    results = run_setup(
-        lambda: dataset.evaluate(
+    with user_errors():  # e.g. an unknown --metrics name
+        results = dataset.evaluate(
             outputs, metric=metrics, metric_options=args.metric_options or None
         )
-    )
     for name, value in results.items():
         print(f"{name}: {value:.4f}")
     if args.out:

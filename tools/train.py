@@ -18,13 +18,13 @@ import time
 import torch
 
 import mmpar
-from mmpar.apis.cli import (
+from mmpar.cli import (
     DeferredLogFile,
     add_trust_checkpoint_argument,
     check_work_dir,
+    environment_errors,
     init_launcher,
-    run_main,
-    run_setup,
+    user_errors,
 )
 from mmpar.utils import Config, DictAction
 
@@ -206,26 +206,23 @@ def main(argv=None) -> int:
     from mmpar.apis import build_train_runner
 
     args = parse_args(argv)
-    log = DeferredLogFile("mmpar")  # the log file is written only once the setup succeeded
-    try:
-        cfg, model, datasets, distributed, meta = run_setup(lambda: setup(args))
+    # The log file is written only once the set-up succeeded.
+    with DeferredLogFile("mmpar") as log, user_errors():
+        cfg, model, datasets, distributed, meta = setup(args)
         timestamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
-        runner, data_loaders = run_setup(
-            lambda: build_train_runner(
-                model,
-                datasets,
-                cfg,
-                distributed=distributed,
-                validate=not args.no_validate,
-                timestamp=timestamp,
-                meta=meta,
-                weights_only=not args.trust_checkpoint,
-            )
+        runner, data_loaders = build_train_runner(
+            model,
+            datasets,
+            cfg,
+            distributed=distributed,
+            validate=not args.no_validate,
+            timestamp=timestamp,
+            meta=meta,
+            weights_only=not args.trust_checkpoint,
         )
-        run_setup(lambda: open_work_dir(cfg, args.config, timestamp, log))
-    finally:
-        log.detach()
-    run_main(lambda: runner.run(data_loaders, cfg.workflow))
+        open_work_dir(cfg, args.config, timestamp, log)
+    with environment_errors():
+        runner.run(data_loaders, cfg.workflow)
     if distributed:
         from mmpar.runner.dist_utils import destroy_dist
 

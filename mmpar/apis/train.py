@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import os
 import warnings
 from typing import Any, Sequence
@@ -23,38 +24,55 @@ def _local_rank() -> int:
     return int(os.environ.get("LOCAL_RANK", 0))
 
 
-def wrap_model(model: nn.Module, cfg: Any, distributed: bool) -> nn.Module:
+def wrap_model(
+    model: nn.Module,
+    distributed: bool,
+    *,
+    gpu_ids: Sequence[int] | None = None,
+    find_unused_parameters: bool = False,
+) -> nn.Module:
     """Put ``model`` on its device and wrap it for (distributed) data parallel training.
+
+    The devices are arguments, not read from a config: :func:`build_train_runner` passes
+    ``cfg.gpu_ids`` and ``cfg.find_unused_parameters``. Earlier versions took
+    ``wrap_model(model, cfg, distributed)``; a config in place of ``distributed`` is refused
+    with a TypeError rather than taken as true.
 
     Args:
         model: The bare model.
-        cfg: The config; reads ``gpu_ids`` (non-distributed CUDA) and
-            ``find_unused_parameters`` (distributed).
         distributed: Wrap in :class:`MMDistributedDataParallel` (one process per device)
             instead of :class:`MMDataParallel`.
+        gpu_ids: The CUDA devices of a non-distributed run (default ``[0]``); unused on CPU
+            and when distributed (each process uses its ``LOCAL_RANK``'s device).
+        find_unused_parameters: Passed to DDP (distributed only): needed when some parameters
+            get no gradient in an iteration.
 
     Returns:
         The wrapped model: on CPU ``device_ids=[-1]`` (None for DDP); on CUDA the local
-        rank's device (distributed) or ``cfg.gpu_ids`` (default ``[0]``).
+        rank's device (distributed) or ``gpu_ids``.
+
+    Raises:
+        TypeError: ``distributed`` is not a bool (e.g. a config, the old second argument).
     """
+    if not isinstance(distributed, bool):
+        raise TypeError(
+            "wrap_model(model, distributed, *, gpu_ids=None, find_unused_parameters=False): "
+            f"distributed must be a bool, got {type(distributed).__name__}; pass the config's "
+            "values as gpu_ids=cfg.get('gpu_ids') and find_unused_parameters=..."
+        )
     cuda = torch.cuda.is_available()
     # DDP's default buffer broadcast is kept: mmcv passed broadcast_buffers=False, which newer
     # torch deprecates, and syncing BN statistics from rank 0 is the safe default.
     if distributed:
+        device_ids = None
         if cuda:
-            device = _local_rank()
-            return MMDistributedDataParallel(
-                model.cuda(device),
-                device_ids=[device],
-                find_unused_parameters=cfg.get("find_unused_parameters", False),
-            )
+            device_ids = [_local_rank()]
+            model = model.cuda(device_ids[0])
         return MMDistributedDataParallel(
-            model,
-            device_ids=None,
-            find_unused_parameters=cfg.get("find_unused_parameters", False),
+            model, device_ids=device_ids, find_unused_parameters=find_unused_parameters
         )
     if cuda:
-        gpu_ids = list(cfg.get("gpu_ids") or [0])
+        gpu_ids = list(gpu_ids or [0])
         return MMDataParallel(model.cuda(gpu_ids[0]), device_ids=gpu_ids)
     return MMDataParallel(model, device_ids=[-1])
 
@@ -200,22 +218,29 @@ def build_train_runner(
     meta: dict | None = None,
     weights_only: bool = True,
 ) -> tuple[Any, list]:
-    """Everything :func:`train_model` does before ``runner.run``; nothing is written to disk.
+    """Every step of :func:`train_model` before ``runner.run``; nothing is written to disk.
 
-    Builds the loaders, wraps the model, builds the optimizer, the runner and its hooks, and
-    resumes or loads weights, so that every mistake in the config or the checkpoint is found
-    before the run writes its first file. Errors name the config key at fault
-    (``optimizer: SGD (registry "optimizer"): unexpected keyword argument "lrr" ...``).
+    Builds the loaders, wraps the model (``MMDataParallel`` or ``MMDistributedDataParallel``
+    on ``cfg.gpu_ids``), builds the optimizer and the runner, registers the training hooks from
+    the config (``lr_config``, ``optimizer_config``/``fp16``, ``checkpoint_config``,
+    ``log_config``, ``momentum_config``, ``custom_hooks``, ``nan_guard_config``), the
+    sampler-seed hook and, when ``validate``, the evaluation hook, then resumes
+    (``resume_from``, ``'auto'`` or ``auto_resume=True``: the newest checkpoint in
+    ``work_dir``) or loads weights (``load_from``). So every mistake in the config or the
+    checkpoint is found before the run writes its first file. Errors name the config key at
+    fault (``optimizer: SGD (registry "optimizer"): unexpected keyword argument "lrr" ...``).
     The runner creates ``cfg.work_dir`` if it is missing (an empty directory).
 
     Args:
         model: The bare model (``train_step``/``val_step`` API).
         dataset: A dataset or a list of datasets, one per workflow phase.
         cfg: The merged config (``cfg.work_dir`` must be set).
-        distributed: Whether this process is one rank of a distributed job.
+        distributed: Whether this process is one rank of a distributed job
+            (``init_dist`` was called).
         validate: Register an evaluation hook on ``cfg.data.val``.
-        timestamp: Names the log files (``<timestamp>.log``/``.log.json``).
-        meta: Stored in the runner and in checkpoints.
+        timestamp: Names the log files (``<timestamp>.log``/``.log.json``); keep it equal to
+            the one of the logger's file.
+        meta: Stored in the runner and in checkpoints (env info, seed, config text ...).
         weights_only: Load ``resume_from``/``load_from`` with ``weights_only`` (see
             :func:`mmpar.runner.load_checkpoint`); False only for trusted files.
 
@@ -233,7 +258,12 @@ def build_train_runner(
     with config_error_context("data"):
         data_loaders = build_train_dataloaders(datasets, cfg, distributed)
 
-    model = wrap_model(model, cfg, distributed)
+    model = wrap_model(
+        model,
+        distributed,
+        gpu_ids=cfg.get("gpu_ids"),
+        find_unused_parameters=cfg.get("find_unused_parameters", False),
+    )
     with config_error_context("optimizer"):
         optimizer = build_optimizer(model, cfg.optimizer)
     with config_error_context("runner"):
@@ -278,42 +308,20 @@ def build_train_runner(
     return runner, data_loaders
 
 
-def train_model(
-    model: nn.Module,
-    dataset: Any | Sequence[Any],
-    cfg: Any,
-    distributed: bool = False,
-    validate: bool = False,
-    timestamp: str | None = None,
-    meta: dict | None = None,
-) -> Any:
+def train_model(model: nn.Module, dataset: Any | Sequence[Any], cfg: Any, *args, **kwargs) -> Any:
     """Train ``model`` on ``dataset`` as configured by ``cfg`` (mmcv 1.x / mmcls 0.x semantics).
 
-    Builds the loaders, wraps the model (``MMDataParallel`` or ``MMDistributedDataParallel``),
-    builds the optimizer and the runner, registers the training hooks from the config
-    (``lr_config``, ``optimizer_config``/``fp16``, ``checkpoint_config``, ``log_config``,
-    ``momentum_config``, ``custom_hooks``, ``nan_guard_config``), the sampler-seed hook, the
-    evaluation hook when ``validate``, resumes (``resume_from``, ``'auto'`` or
-    ``auto_resume=True``: the newest checkpoint in ``work_dir``) or loads weights
-    (``load_from``), then runs ``cfg.workflow``. The steps before the run are
-    :func:`build_train_runner`.
-
-    Args:
-        model: The bare model (``train_step``/``val_step`` API).
-        dataset: A dataset or a list of datasets, one per workflow phase.
-        cfg: The merged config (``cfg.work_dir`` must be set).
-        distributed: Whether this process is one rank of a distributed job
-            (``init_dist`` was called).
-        validate: Register an evaluation hook on ``cfg.data.val``.
-        timestamp: Names the log files (``<timestamp>.log``/``.log.json``); keep it equal to
-            the one of the logger's file.
-        meta: Stored in the runner and in checkpoints (env info, seed, config text ...).
+    :func:`build_train_runner`, then ``runner.run(data_loaders, cfg.workflow)``. The arguments
+    are those of :func:`build_train_runner`, in mmcv's order: ``train_model(model, dataset, cfg,
+    distributed=False, validate=False, timestamp=None, meta=None)``, plus ``weights_only``.
 
     Returns:
         The runner, after training.
     """
-    runner, data_loaders = build_train_runner(
-        model, dataset, cfg, distributed, validate, timestamp, meta
-    )
+    runner, data_loaders = build_train_runner(model, dataset, cfg, *args, **kwargs)
     runner.run(data_loaders, cfg.workflow)
     return runner
+
+
+# help() and inspect show the arguments train_model forwards, not ``*args, **kwargs``.
+train_model.__signature__ = inspect.signature(build_train_runner).replace(return_annotation="Any")

@@ -1,5 +1,6 @@
 """train_model in-process on real Digits data: hooks, validation, legacy keys, auto-resume."""
 
+import inspect
 import json
 import os
 
@@ -140,5 +141,28 @@ def test_fp16_turns_the_optimizer_hook_into_fp16():
 
 def test_wrap_model_on_cpu_is_mmdataparallel_without_devices():
     model = torch.nn.Linear(2, 2)
-    wrapped = wrap_model(model, Config(dict()), distributed=False)
+    wrapped = wrap_model(model, distributed=False)
     assert isinstance(wrapped, MMDataParallel) and wrapped.module is model
+
+
+def test_wrap_model_refuses_the_old_config_argument():
+    model = torch.nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="distributed must be a bool, got Config"):
+        wrap_model(model, Config(dict(gpu_ids=[0])))
+    with pytest.raises(TypeError):
+        wrap_model(model, Config(dict()), distributed=False)
+
+
+def test_train_model_keeps_mmcv_argument_order():
+    params = inspect.signature(train_model).parameters
+    mmcv = dict(distributed=False, validate=False, timestamp=None, meta=None)
+    assert list(params)[:7] == ["model", "dataset", "cfg", *mmcv]
+    assert {name: params[name].default for name in mmcv} == mmcv
+
+
+def test_train_model_takes_mmcv_positional_arguments(tmp_path):
+    cfg = _cfg(tmp_path)
+    set_random_seed(cfg.seed)
+    model = build_classifier(cfg.model)
+    runner = train_model(model, build_dataset(cfg.data.train), cfg, False, False, "pos", None)
+    assert runner.epoch == 2 and runner.timestamp == "pos"

@@ -1,0 +1,69 @@
+"""Command-line pieces the tools share: the ``--trust-checkpoint`` flag and checks of paths.
+
+The checks run before any work, so that a path that cannot be written is reported as one
+``error: UsageError: ...`` line (see :mod:`mmpar.cli.errors`) instead of failing after the work
+whose result it should receive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import os.path as osp
+
+from .errors import TRUST_CHECKPOINT_FLAG, UsageError
+
+
+def add_trust_checkpoint_argument(
+    parser: argparse.ArgumentParser, what: str = "the checkpoint"
+) -> None:
+    """Add the ``--trust-checkpoint`` flag, which the unsafe-checkpoint error recommends.
+
+    Args:
+        parser: The tool's parser.
+        what: What the flag loads, for its help text (e.g. ``'--resume-from/--load-from'``).
+    """
+    parser.add_argument(
+        TRUST_CHECKPOINT_FLAG,
+        action="store_true",
+        help=f"load {what} with weights_only=False: unpickling may run code from the file, "
+        "so only for checkpoints you trust (see docs/security.md)",
+    )
+
+
+def check_work_dir(path: str) -> None:
+    """Check that ``path`` can be (or become) a writable directory, without creating it.
+
+    Raises:
+        UsageError: ``path`` is not a directory, or it (or the nearest existing directory
+            above it, when it does not exist yet) is not writable by this process.
+    """
+    path = osp.abspath(path)
+    existing = path
+    while not osp.exists(existing) and osp.dirname(existing) != existing:
+        existing = osp.dirname(existing)
+    what = "work_dir" if existing == path else f'cannot create work_dir "{path}":'
+    if not osp.isdir(existing):
+        raise UsageError(
+            f'{what} "{existing}" is not a directory (a file is in the way); '
+            "choose another --work-dir"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(
+            f'{what} "{existing}" is not writable by this user; choose another --work-dir'
+        )
+
+
+def check_output_file(path: str) -> None:
+    """Check that ``--out path`` can be written, before the work whose result it receives.
+
+    Raises:
+        UsageError: ``path`` is a directory, or its directory is missing or not writable.
+    """
+    folder = osp.dirname(osp.abspath(path))
+    if osp.isdir(path):
+        raise UsageError(f"--out {path}: is a directory; give a file name")
+    if not osp.isdir(folder):
+        raise UsageError(f"--out {path}: the directory {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {path}: the directory {folder} is not writable by this user")
