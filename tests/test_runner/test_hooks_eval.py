@@ -313,6 +313,11 @@ def test_dist_eval_hook_takes_mmcvs_arguments_in_mmcvs_order():
     assert (short.start, short.interval, short.eval_kwargs) == (1, 2, {"metric": "top"})
     assert short.broadcast_bn_buffer and short.gpu_collect
     assert short.test_fn.func.__name__ == "multi_device_test"
+    # An own argument by position, the next one by name: both are taken.
+    mixed = DistEvalHook(loader, 1, 1, True, None, None, None, None, None, False, gpu_collect=True)
+    assert (mixed.broadcast_bn_buffer, mixed.gpu_collect) == (False, True)
+    with pytest.raises(TypeError, match="multiple values for argument 'broadcast_bn_buffer'"):
+        DistEvalHook(loader, 1, 1, True, None, None, None, None, None, False, broadcast_bn_buffer=1)
     with pytest.raises(TypeError, match="multiple values for argument 'out_dir'"):
         DistEvalHook(
             loader, 1, 1, True, None, None, None, None, None, True, None, False, "a", out_dir="b"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 import os.path as osp
 import warnings
 from typing import Any, Callable, Sequence, Union
@@ -312,8 +311,14 @@ class EvalHook(Hook):
             self.best_checkpoint.load_state_dict(state)
 
 
-# EvalHook's first positional arguments (dataloader ... less_keys), in mmcv's DistEvalHook too.
-_SHARED_POSITIONAL = list(inspect.signature(EvalHook).parameters).index("out_dir")
+def _dist_eval_hook_args(
+    *, broadcast_bn_buffer: bool = True, tmpdir: str | None = None, gpu_collect: bool = False
+) -> None:
+    """DistEvalHook's own arguments, their types and defaults (a signature, never called)."""
+
+
+# mmcv's DistEvalHook signature: EvalHook's, with the three own arguments before out_dir.
+_DIST_EVAL_SIGNATURE = with_keyword_args_before(EvalHook.__init__, _dist_eval_hook_args, "out_dir")
 
 
 @HOOKS.register_module()
@@ -345,27 +350,20 @@ class DistEvalHook(EvalHook):
 
     _default_test_fn = staticmethod(_default_multi_test)
 
-    def __init__(
-        self,
-        *args: Any,
-        broadcast_bn_buffer: bool = True,
-        tmpdir: str | None = None,
-        gpu_collect: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        if len(args) > _SHARED_POSITIONAL:
-            # mmcv's order continues with this class's arguments after less_keys: bind the call
-            # to that signature and pass every argument by name.
-            try:
-                call = inspect.signature(DistEvalHook).bind(*args, **kwargs).arguments
-            except TypeError as err:
-                raise TypeError(f"DistEvalHook: {err}") from None
-            DistEvalHook.__init__(self, **call.pop("eval_kwargs", {}), **call)
-            return
-        super().__init__(*args, **kwargs)
-        self.broadcast_bn_buffer = broadcast_bn_buffer
-        self.tmpdir = tmpdir
-        self.gpu_collect = gpu_collect
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Bound against mmcv's full signature, so positional and keyword calls mean what they
+        # mean in mmcv, and a value given twice is a TypeError.
+        try:
+            bound = _DIST_EVAL_SIGNATURE.bind(self, *args, **kwargs)
+        except TypeError as err:
+            raise TypeError(f"DistEvalHook: {err}") from None
+        bound.apply_defaults()
+        call = dict(bound.arguments)
+        del call["self"]
+        self.broadcast_bn_buffer = call.pop("broadcast_bn_buffer")
+        self.tmpdir = call.pop("tmpdir")
+        self.gpu_collect = call.pop("gpu_collect")
+        super().__init__(**call.pop("eval_kwargs"), **call)
 
     def _broadcast_bn_buffers(self, model: nn.Module) -> None:
         if not is_distributed():
@@ -391,7 +389,4 @@ class DistEvalHook(EvalHook):
             self.eval_count += 1
 
 
-# mmcv's signature (for inspect.signature, help() and the argument checks' messages).
-DistEvalHook.__init__.__signature__ = with_keyword_args_before(
-    EvalHook.__init__, DistEvalHook.__init__, "out_dir"
-)
+DistEvalHook.__init__.__signature__ = _DIST_EVAL_SIGNATURE  # inspect, help() and argument checks
