@@ -18,10 +18,9 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from mmpar.engine.workers import batch_ranges, run_in_processes
 from mmpar.parallel import MMDataParallel, collate
 from mmpar.utils import Config
-
-from .workers import batch_ranges, run_in_processes
 
 ImageInput = Union[str, os.PathLike, np.ndarray]
 

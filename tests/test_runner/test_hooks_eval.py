@@ -267,6 +267,63 @@ def test_bad_arguments():
         make_hook(file_client_args={"backend": "petrel"})
 
 
+def test_best_checkpoint_attributes_read_and_write_through_the_hook(tmp_path):
+    """mmcv's attribute names keep working now that a BestCheckpoint keeps the state."""
+    hook = make_hook([0.5], save_best="auto")
+    assert (hook.key_indicator, hook.rule, hook.best_ckpt_path) == ("auto", None, None)
+    FakeRunner([hook], tmp_path, meta={}).run(epochs=1)
+    assert (hook.key_indicator, hook.rule, hook.best_score) == ("accuracy", "greater", 0.5)
+    assert hook.compare_func(0.75, 0.5) and not hook.compare_func(0.25, 0.5)
+    assert hook.best_ckpt_path == os.path.join(str(tmp_path), "best_accuracy_epoch_1.pth")
+    hook.best_ckpt_path = "elsewhere.pth"
+    assert hook.best_checkpoint.best_ckpt_path == "elsewhere.pth"
+    assert hook.state_dict()["best_ckpt"] == "elsewhere.pth"
+    assert hook.rule_map is EvalHook.rule_map and EvalHook.init_value_map["less"] == float("inf")
+
+
+def test_dist_eval_hook_takes_mmcvs_arguments_in_mmcvs_order():
+    import inspect
+
+    assert list(inspect.signature(DistEvalHook).parameters) == [
+        "dataloader",
+        "start",
+        "interval",
+        "by_epoch",
+        "save_best",
+        "rule",
+        "test_fn",
+        "greater_keys",
+        "less_keys",
+        "broadcast_bn_buffer",
+        "tmpdir",
+        "gpu_collect",
+        "out_dir",
+        "file_client_args",
+        "eval_kwargs",
+    ]
+    loader = DataLoader(ScoreDataset(), batch_size=2)
+    hook = DistEvalHook(
+        loader, 2, 3, False, "accuracy", None, fake_test, None, "x", False, "tmp", True, "out", None
+    )
+    assert (hook.start, hook.interval, hook.by_epoch, hook.save_best) == (2, 3, False, "accuracy")
+    assert hook.test_fn is fake_test and hook.less_keys[-1] == "x"
+    assert (hook.broadcast_bn_buffer, hook.tmpdir, hook.gpu_collect) == (False, "tmp", True)
+    assert hook.out_dir == "out" and hook.eval_kwargs == {}
+    short = DistEvalHook(loader, 1, 2, gpu_collect=True, metric="top")
+    assert (short.start, short.interval, short.eval_kwargs) == (1, 2, {"metric": "top"})
+    assert short.broadcast_bn_buffer and short.gpu_collect
+    assert short.test_fn.func.__name__ == "multi_device_test"
+    # An own argument by position, the next one by name: both are taken.
+    mixed = DistEvalHook(loader, 1, 1, True, None, None, None, None, None, False, gpu_collect=True)
+    assert (mixed.broadcast_bn_buffer, mixed.gpu_collect) == (False, True)
+    with pytest.raises(TypeError, match="multiple values for argument 'broadcast_bn_buffer'"):
+        DistEvalHook(loader, 1, 1, True, None, None, None, None, None, False, broadcast_bn_buffer=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'out_dir'"):
+        DistEvalHook(
+            loader, 1, 1, True, None, None, None, None, None, True, None, False, "a", out_dir="b"
+        )
+
+
 class StrictScoreDataset(ScoreDataset):
     """``evaluate`` takes named options only (no ``**kwargs``), like mmcls datasets."""
 

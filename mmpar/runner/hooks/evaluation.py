@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
-import math
-import os
+import functools
 import os.path as osp
 import warnings
 from typing import Any, Callable, Sequence, Union
@@ -13,14 +11,28 @@ import torch.distributed as dist
 from torch import nn
 from torch.utils.data import DataLoader
 
+from mmpar.engine import multi_device_test, single_device_test
 from mmpar.utils.dist import is_distributed
-from mmpar.utils.registry import ConfigArgumentError, unexpected_argument_error
 
 from ..utils import get_rng_state, set_rng_state
+from .best_checkpoint import (
+    DEFAULT_GREATER_KEYS,
+    DEFAULT_LESS_KEYS,
+    BestCheckpoint,
+    BestCheckpointAttribute,
+    infer_rule,
+)
+from .evaluation_args import check_eval_hook_args, check_eval_kwargs, with_keyword_args_before
 from .hook import HOOKS, Hook
+
+__all__ = ["DistEvalHook", "EvalHook", "MissingMetricError", "infer_rule"]
 
 # Public BatchNorm classes whose running stats DistEvalHook syncs from rank 0.
 _BN_TYPES = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
+
+# The default test functions: the engine's loops without their progress bars.
+_default_single_test = functools.partial(single_device_test, progress=False)
+_default_multi_test = functools.partial(multi_device_test, progress=False)
 
 
 class MissingMetricError(KeyError):
@@ -33,20 +45,6 @@ class MissingMetricError(KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def _default_single_test(model: nn.Module, data_loader: DataLoader) -> list:
-    from mmpar.apis.test import single_device_test  # lazy: apis imports the runner
-
-    return single_device_test(model, data_loader, progress=False)
-
-
-def _default_multi_test(
-    model: nn.Module, data_loader: DataLoader, tmpdir: str | None = None, gpu_collect=False
-) -> list | None:
-    from mmpar.apis.test import multi_device_test  # lazy: apis imports the runner
-
-    return multi_device_test(model, data_loader, tmpdir, gpu_collect, progress=False)
-
-
 @HOOKS.register_module()
 class EvalHook(Hook):
     """Evaluate the model every ``interval`` epochs (or iterations) during training.
@@ -56,12 +54,13 @@ class EvalHook(Hook):
     ``dataloader.dataset.evaluate(results, logger=runner.logger, **eval_kwargs)``, and the
     returned metrics are written to ``runner.log_buffer.output`` (``ready`` set), so logger hooks
     log them as a val record. With ``save_best`` the best checkpoint is kept as
-    ``best_<metric>_epoch_<n>.pth`` (``_iter_<n>`` when evaluating by iteration), the previous
-    best file deleted, and ``best_score``/``best_ckpt`` recorded in ``runner.meta['hook_msgs']``.
-    The model's train/eval mode and the RNG states are restored after testing, so evaluating
-    never changes training. If a run is resumed from a checkpoint saved before an evaluation
-    that was due (the checkpoint hook runs first; a crash came in between), that evaluation
-    runs before training continues.
+    ``best_<metric>_epoch_<n>.pth`` (``_iter_<n>`` when evaluating by iteration) by a
+    :class:`~mmpar.runner.hooks.best_checkpoint.BestCheckpoint` (:attr:`best_checkpoint`),
+    the previous best file deleted, and ``best_score``/``best_ckpt`` recorded in
+    ``runner.meta['hook_msgs']``. The model's train/eval mode and the RNG states are restored
+    after testing, so evaluating never changes training. If a run is resumed from a checkpoint
+    saved before an evaluation that was due (the checkpoint hook runs first; a crash came in
+    between), that evaluation runs before training continues.
 
     Register it at ``LOW`` priority (after the checkpoint hook, before the loggers), as
     ``train_model`` does.
@@ -88,21 +87,19 @@ class EvalHook(Hook):
             evaluation.
     """
 
-    rule_map = {"greater": lambda x, y: x > y, "less": lambda x, y: x < y}
-    init_value_map = {"greater": -math.inf, "less": math.inf}
-    _default_greater_keys = (
-        "acc",
-        "top",
-        "AR@",
-        "auc",
-        "precision",
-        "mAP",
-        "mDice",
-        "mIoU",
-        "mAcc",
-        "aAcc",
-    )
-    _default_less_keys = ("loss",)
+    rule_map = BestCheckpoint.rule_map
+    init_value_map = BestCheckpoint.init_value_map
+    _default_greater_keys = DEFAULT_GREATER_KEYS
+    _default_less_keys = DEFAULT_LESS_KEYS
+    _default_test_fn = staticmethod(_default_single_test)
+
+    # mmcv's attributes of the best-checkpoint bookkeeping.
+    rule = BestCheckpointAttribute()
+    key_indicator = BestCheckpointAttribute()
+    greater_keys = BestCheckpointAttribute()
+    less_keys = BestCheckpointAttribute()
+    best_score = BestCheckpointAttribute()
+    best_ckpt_path = BestCheckpointAttribute()
 
     def __init__(
         self,
@@ -120,32 +117,10 @@ class EvalHook(Hook):
         **eval_kwargs: Any,
     ) -> None:
         name = type(self).__name__
-        if not isinstance(dataloader, DataLoader):
-            raise TypeError(
-                f"{name}: dataloader must be a torch.utils.data.DataLoader, "
-                f"but got {type(dataloader).__name__}"
-            )
-        if not hasattr(dataloader.dataset, "evaluate"):
-            raise TypeError(
-                f"{name}: the dataset {type(dataloader.dataset).__name__} has no "
-                "evaluate(results, logger=None, **kwargs) method, so results cannot be scored"
-            )
-        if not isinstance(interval, int) or interval <= 0:
-            raise ValueError(f"{name}: interval must be a positive int, but got {interval!r}")
-        if not isinstance(by_epoch, bool):
-            raise TypeError(f"{name}: by_epoch must be a bool, but got {by_epoch!r}")
-        if start is not None and start < 0:
-            raise ValueError(f"{name}: start must be None or >= 0, but got {start}")
-        if save_best is not None and not isinstance(save_best, str):
-            raise TypeError(
-                f'{name}: save_best must be a metric name, "auto" or None, but got {save_best!r}'
-            )
-        if file_client_args not in (None, {}) and file_client_args.get("backend") != "disk":
-            raise ValueError(
-                f"{name}: only local files are supported, got file_client_args="
-                f'{file_client_args!r}; remove it or use dict(backend="disk")'
-            )
-        self._check_eval_kwargs(dataloader.dataset, eval_kwargs)
+        check_eval_hook_args(
+            name, dataloader, start, interval, by_epoch, save_best, file_client_args
+        )
+        check_eval_kwargs(type(self), dataloader.dataset, eval_kwargs, also_valid_for=DistEvalHook)
         self.dataloader = dataloader
         self.interval = interval
         self.start = start
@@ -153,91 +128,20 @@ class EvalHook(Hook):
         self.save_best = save_best
         self.eval_kwargs = eval_kwargs
         self.initial_flag = True
-        self.test_fn = test_fn if test_fn is not None else _default_single_test
-        self.greater_keys = _as_tuple(greater_keys, self._default_greater_keys)
-        self.less_keys = _as_tuple(less_keys, self._default_less_keys)
+        self.test_fn = test_fn if test_fn is not None else self._default_test_fn
         self.out_dir = out_dir
-        self.best_ckpt_path: str | None = None
-        self.best_score: float | None = None
+        self.best_checkpoint = BestCheckpoint(save_best, rule, greater_keys, less_keys, name)
         # Bumped after every evaluation; EarlyStoppingHook uses it to spot fresh results.
         self.eval_count = 0
         self.last_eval_res: dict | None = None
         # Epoch/iteration (1-based) of the last evaluation; None: unknown (resumed from a
         # checkpoint without this hook's state), 0: none yet.
         self.evaluated_at: int | None = None
-        self.rule: str | None = None
-        self.key_indicator: str | None = None
-        if save_best is not None:
-            self._init_rule(rule, save_best)
-        elif rule is not None:
-            self._check_rule(rule)
-            self.rule = rule
-
-    def _check_eval_kwargs(self, dataset: Any, eval_kwargs: dict) -> None:
-        """Raise ConfigArgumentError for an argument neither this hook nor ``evaluate`` takes.
-
-        ``dataset.evaluate(results, logger=..., **eval_kwargs)`` would reject it only at the
-        first evaluation, maybe hours into training. An ``evaluate`` with ``**kwargs`` (or
-        without a readable signature) may accept anything, so nothing is checked then.
-        """
-        if not eval_kwargs:
-            return
-        try:
-            params = list(inspect.signature(dataset.evaluate).parameters.values())
-        except (TypeError, ValueError):
-            return
-        kind = inspect.Parameter
-        if any(p.kind == kind.VAR_KEYWORD for p in params):
-            return
-        # The first parameter receives the results and ``logger`` the runner's logger, both
-        # from this hook.
-        by_name = (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)
-        evaluate_args = [p.name for p in params[1:] if p.kind in by_name and p.name != "logger"]
-        unknown = [key for key in eval_kwargs if key not in evaluate_args]
-        if not unknown:
-            return
-        name = type(self).__name__
-        hook_args = [a for a in _named_args(type(self)) if a != "dataloader"]
-        evaluate_name = f"{type(dataset).__name__}.evaluate"
-        listed = (
-            f"{name}: {', '.join(hook_args)}; {evaluate_name} (gets the others): "
-            f"{', '.join(evaluate_args) or 'none'}"
-        )
-        key = unknown[0]
-        err = unexpected_argument_error(name, key, hook_args + evaluate_args, listed)
-        if key in _named_args(DistEvalHook) and key not in hook_args:
-            raise ConfigArgumentError(
-                f"{err}. ({key} is an argument of DistEvalHook, which distributed runs use.)"
-            )
-        raise err
-
-    # Rule handling ------------------------------------------------------------------------------
-
-    def _check_rule(self, rule: str | None) -> None:
-        if rule is not None and rule not in self.rule_map:
-            raise ValueError(
-                f"{type(self).__name__}: unknown rule {rule!r}; valid rules are "
-                f"{sorted(self.rule_map)} or None (inferred from the metric name)"
-            )
-
-    def _init_rule(self, rule: str | None, key_indicator: str) -> None:
-        """Set the comparison rule for ``key_indicator`` (given, or inferred from its name)."""
-        self._check_rule(rule)
-        if rule is None and key_indicator != "auto":
-            rule = infer_rule(key_indicator, self.greater_keys, self.less_keys)
-            if rule is None:
-                raise ValueError(
-                    f"{type(self).__name__}: cannot infer whether greater or less is better "
-                    f"for {key_indicator!r} (greater keys: {list(self.greater_keys)}, less "
-                    f"keys: {list(self.less_keys)}); pass rule='greater' or rule='less'"
-                )
-        self.rule = rule
-        self.key_indicator = key_indicator
 
     @property
     def compare_func(self) -> Callable[[float, float], bool]:
         """``compare_func(new, best)`` is True when ``new`` is better under :attr:`rule`."""
-        return self.rule_map[self.rule]
+        return self.best_checkpoint.compare_func
 
     # Stages -------------------------------------------------------------------------------------
 
@@ -252,14 +156,7 @@ class EvalHook(Hook):
         if self.evaluated_at is None and runner.iter == 0:
             self.evaluated_at = 0  # a fresh run: a checkpoint saved before the first evaluation
         if self.save_best is not None:
-            if runner.meta is None:
-                runner.meta = {}
-            msgs = runner.meta.setdefault("hook_msgs", {})
-            # State restored by load_state_dict wins over the meta of the checkpoint.
-            if self.best_ckpt_path is None:
-                self.best_ckpt_path = msgs.get("best_ckpt")
-            if self.best_score is None and "best_score" in msgs:
-                self.best_score = msgs["best_score"]
+            self.best_checkpoint.restore_from_meta(runner)
         if self._missed(runner.epoch if self.by_epoch else runner.iter):
             self._evaluate_now(runner)
             self.initial_flag = False  # that was the evaluation before resumed training
@@ -324,6 +221,10 @@ class EvalHook(Hook):
     def _do_evaluate(self, runner: Any, initial: bool = False) -> None:
         """Test, evaluate, log and maybe save the best checkpoint."""
         results = self._run_test(runner.model, lambda m: self.test_fn(m, self.dataloader))
+        self._score(runner, results, initial)
+
+    def _score(self, runner: Any, results: list, initial: bool) -> None:
+        """Evaluate ``results``, log the metrics and keep the best checkpoint."""
         runner.log_buffer.output["eval_iter_num"] = len(self.dataloader)
         key_score = self.evaluate(runner, results)
         if self.save_best is not None and key_score is not None:
@@ -373,7 +274,7 @@ class EvalHook(Hook):
             )
             return None
         if self.key_indicator == "auto":
-            self._init_rule(self.rule, next(iter(eval_res)))
+            self.best_checkpoint.set_metric(next(iter(eval_res)), self.rule)
         if self.key_indicator not in eval_res:
             raise MissingMetricError(
                 f"{type(self).__name__}: save_best={self.key_indicator!r} is not among the "
@@ -386,29 +287,8 @@ class EvalHook(Hook):
         """Save a new best checkpoint (and delete the old one) when ``key_score`` is better."""
         # At an initial evaluation the counters name the last completed epoch/iteration.
         offset = 0 if initial else 1
-        if self.by_epoch:
-            cur_type, cur_time = "epoch", runner.epoch + offset
-        else:
-            cur_type, cur_time = "iter", runner.iter + offset
-        best = self.best_score if self.best_score is not None else self.init_value_map[self.rule]
-        if not self.compare_func(key_score, best):
-            return
-        self.best_score = key_score
-        runner.meta.setdefault("hook_msgs", {})["best_score"] = key_score
-        previous = self.best_ckpt_path
-        name = f"best_{self.key_indicator}_{cur_type}_{cur_time}.pth"
-        self.best_ckpt_path = osp.join(self.out_dir, name)
-        runner.meta["hook_msgs"]["best_ckpt"] = self.best_ckpt_path
-        runner.save_checkpoint(self.out_dir, filename_tmpl=name, create_symlink=False)
-        runner.logger.info(f"Now best checkpoint is saved as {name}.")
-        # Only once the new one is on disk: a crash or failed write during the save must
-        # leave the previous best checkpoint in place.
-        if previous and previous != self.best_ckpt_path and osp.isfile(previous):
-            os.remove(previous)
-            runner.logger.info(f"The previous best checkpoint {previous} was removed")
-        runner.logger.info(
-            f"Best {self.key_indicator} is {key_score:0.4f} at {cur_time} {cur_type}."
-        )
+        unit, number = ("epoch", runner.epoch) if self.by_epoch else ("iter", runner.iter)
+        self.best_checkpoint.update(runner, key_score, self.out_dir, unit, number + offset)
 
     # Resumable state ----------------------------------------------------------------------------
 
@@ -418,14 +298,8 @@ class EvalHook(Hook):
         ``evaluated_at`` lets a resumed run catch up on an evaluation the crash prevented.
         """
         state: dict[str, Any] = {"evaluated_at": self.evaluated_at}
-        if self.save_best is None:
-            return state
-        state.update(
-            best_score=self.best_score,
-            best_ckpt=self.best_ckpt_path,
-            key_indicator=self.key_indicator,
-            rule=self.rule,
-        )
+        if self.save_best is not None:
+            state.update(self.best_checkpoint.state_dict())
         return state
 
     def load_state_dict(self, state: dict) -> None:
@@ -433,13 +307,18 @@ class EvalHook(Hook):
         if not state:
             return
         self.evaluated_at = state.get("evaluated_at")  # absent in older checkpoints
-        if self.save_best is None:
-            return
-        self.best_score = state.get("best_score")
-        self.best_ckpt_path = state.get("best_ckpt")
-        if self.save_best == "auto" and state.get("key_indicator") not in (None, "auto"):
-            self.key_indicator = state["key_indicator"]
-            self.rule = state.get("rule") or self.rule
+        if self.save_best is not None:
+            self.best_checkpoint.load_state_dict(state)
+
+
+def _dist_eval_hook_args(
+    *, broadcast_bn_buffer: bool = True, tmpdir: str | None = None, gpu_collect: bool = False
+) -> None:
+    """DistEvalHook's own arguments, their types and defaults (a signature, never called)."""
+
+
+# mmcv's DistEvalHook signature: EvalHook's, with the three own arguments before out_dir.
+_DIST_EVAL_SIGNATURE = with_keyword_args_before(EvalHook.__init__, _dist_eval_hook_args, "out_dir")
 
 
 @HOOKS.register_module()
@@ -450,61 +329,41 @@ class DistEvalHook(EvalHook):
     gathers the shards in dataset order with ``collect_results``. Only rank 0 gets metrics,
     writes them to its log buffer and saves the best checkpoint.
 
+    The signature is mmcv's: ``DistEvalHook(dataloader, start=None, interval=1, by_epoch=True,
+    save_best=None, rule=None, test_fn=None, greater_keys=None, less_keys=None,
+    broadcast_bn_buffer=True, tmpdir=None, gpu_collect=False, out_dir=None,
+    file_client_args=None, **eval_kwargs)`` (``inspect.signature`` shows it), so positional
+    calls bind as in mmcv.
+
     Args:
-        dataloader: This rank's evaluation loader.
-        start: See :class:`EvalHook`.
-        interval: See :class:`EvalHook`.
-        by_epoch: See :class:`EvalHook`.
-        save_best: See :class:`EvalHook`.
-        rule: See :class:`EvalHook`.
-        test_fn: ``test_fn(model, dataloader, tmpdir=..., gpu_collect=...)``; returns all
-            results on rank 0 (anything on other ranks).
-        greater_keys: See :class:`EvalHook`.
-        less_keys: See :class:`EvalHook`.
+        *args: :class:`EvalHook`'s arguments (``dataloader`` is this rank's loader), then,
+            positionally in mmcv's order, this class's three, ``out_dir``, ``file_client_args``.
         broadcast_bn_buffer: Copy BatchNorm running stats from rank 0 to all ranks before
             testing (DDP does not sync them, so ranks would test different models).
         tmpdir: Passed to ``test_fn`` (default ``<work_dir>/.eval_hook``).
         gpu_collect: Passed to ``test_fn``.
-        out_dir: See :class:`EvalHook`.
-        file_client_args: See :class:`EvalHook`.
-        **eval_kwargs: Passed to ``dataset.evaluate``.
+        **kwargs: :class:`EvalHook`'s arguments by name and ``dataset.evaluate``'s options.
+            Here ``test_fn(model, dataloader, tmpdir=..., gpu_collect=...)`` returns all
+            results on rank 0 (anything on other ranks); the default is
+            :func:`mmpar.engine.multi_device_test`.
     """
 
-    def __init__(
-        self,
-        dataloader: DataLoader,
-        start: int | None = None,
-        interval: int = 1,
-        by_epoch: bool = True,
-        save_best: str | None = None,
-        rule: str | None = None,
-        test_fn: Callable | None = None,
-        greater_keys: Union[str, Sequence[str], None] = None,
-        less_keys: Union[str, Sequence[str], None] = None,
-        broadcast_bn_buffer: bool = True,
-        tmpdir: str | None = None,
-        gpu_collect: bool = False,
-        out_dir: str | None = None,
-        file_client_args: dict | None = None,
-        **eval_kwargs: Any,
-    ) -> None:
-        super().__init__(
-            dataloader,
-            start=start,
-            interval=interval,
-            by_epoch=by_epoch,
-            save_best=save_best,
-            rule=rule,
-            test_fn=test_fn if test_fn is not None else _default_multi_test,
-            greater_keys=greater_keys,
-            less_keys=less_keys,
-            out_dir=out_dir,
-            file_client_args=file_client_args,
-            **eval_kwargs,
-        )
-        self.broadcast_bn_buffer = broadcast_bn_buffer
-        self.tmpdir = tmpdir
-        self.gpu_collect = gpu_collect
+    _default_test_fn = staticmethod(_default_multi_test)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Bound against mmcv's full signature, so positional and keyword calls mean what they
+        # mean in mmcv, and a value given twice is a TypeError.
+        try:
+            bound = _DIST_EVAL_SIGNATURE.bind(self, *args, **kwargs)
+        except TypeError as err:
+            raise TypeError(f"DistEvalHook: {err}") from None
+        bound.apply_defaults()
+        call = dict(bound.arguments)
+        del call["self"]
+        self.broadcast_bn_buffer = call.pop("broadcast_bn_buffer")
+        self.tmpdir = call.pop("tmpdir")
+        self.gpu_collect = call.pop("gpu_collect")
+        super().__init__(**call.pop("eval_kwargs"), **call)
 
     def _broadcast_bn_buffers(self, model: nn.Module) -> None:
         if not is_distributed():
@@ -524,44 +383,10 @@ class DistEvalHook(EvalHook):
             lambda m: self.test_fn(m, self.dataloader, tmpdir=tmpdir, gpu_collect=self.gpu_collect),
         )
         if runner.rank == 0:
-            runner.log_buffer.output["eval_iter_num"] = len(self.dataloader)
-            key_score = self.evaluate(runner, results)
-            if self.save_best is not None and key_score is not None:
-                self._save_ckpt(runner, key_score, initial)
+            self._score(runner, results, initial)
         else:
             # Other ranks have no metrics, but they took part in this evaluation.
             self.eval_count += 1
 
 
-def infer_rule(key: str, greater_keys: Sequence[str], less_keys: Sequence[str]) -> str | None:
-    """Return ``'greater'``/``'less'`` for a metric name, or ``None`` if it cannot be inferred.
-
-    An exact (case-insensitive) match wins over a substring match; greater keys are checked
-    before less keys at each stage.
-    """
-    key_lc = key.lower()
-    greater = [k.lower() for k in greater_keys]
-    less = [k.lower() for k in less_keys]
-    if key_lc in greater:
-        return "greater"
-    if key_lc in less:
-        return "less"
-    if any(k in key_lc for k in greater):
-        return "greater"
-    if any(k in key_lc for k in less):
-        return "less"
-    return None
-
-
-def _named_args(cls: type) -> list[str]:
-    """The arguments of ``cls(...)`` that can be passed by name, in order."""
-    by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return [n for n, p in inspect.signature(cls).parameters.items() if p.kind in by_name]
-
-
-def _as_tuple(keys: Union[str, Sequence[str], None], default: Sequence[str]) -> tuple:
-    if keys is None:
-        return tuple(default)
-    if isinstance(keys, str):
-        keys = (keys,)
-    return tuple(default) + tuple(keys)
+DistEvalHook.__init__.__signature__ = _DIST_EVAL_SIGNATURE  # inspect, help() and argument checks

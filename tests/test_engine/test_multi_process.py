@@ -10,8 +10,8 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from mmpar.apis import multi_process_test, single_device_test
-from mmpar.apis.workers import batch_ranges, run_in_processes
+from mmpar.engine import multi_process_test, single_device_test
+from mmpar.engine.workers import batch_ranges, run_in_processes
 from mmpar.parallel import DataContainer, MMDataParallel, collate
 
 torch.set_num_threads(1)
@@ -151,7 +151,7 @@ def test_bad_arguments():
 FORK_AFTER_PARENT_THREADS = """
 import torch
 from torch import nn
-from mmpar.apis.workers import run_in_processes
+from mmpar.engine.workers import run_in_processes
 
 torch.set_num_threads(2)
 model = nn.Conv2d(1, 8, 3)

@@ -1,6 +1,6 @@
 """A small pool of CPU worker processes that run a model over batches of a dataset.
 
-Used by :func:`mmpar.apis.multi_process_test` and multi-process inference. The model is put in
+Used by :func:`mmpar.engine.multi_process_test` and multi-process inference. The model is put in
 shared memory once (``model.share_memory()``) so N workers do not hold N copies of the weights;
 the main process hands out batch index ranges through a queue (so fast workers take more
 batches), collects the per-batch outputs and returns them in dataset order.
