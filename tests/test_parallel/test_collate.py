@@ -200,9 +200,10 @@ def test_stack_promotes_dtype_and_accepts_numpy():
     assert stacked.dtype == torch.float32 and tuple(stacked.shape) == (2, 1, 3, 2)
 
 
-def test_pad_and_stack_copies_into_one_allocation():
+def test_pad_and_stack_places_each_tensor_top_left_and_pads_the_rest():
     a, b = torch.rand(3, 5, 2), torch.rand(3, 2, 6)
     out = pad_and_stack([a, b], 2, 0.0)
+    assert tuple(out.shape) == (2, 3, 5, 6)
     assert torch.equal(out[0, :, :5, :2], a) and torch.equal(out[1, :, :2, :6], b)
     assert out[0, :, :, 2:].abs().sum() == 0 and out[1, :, 2:, :].abs().sum() == 0
 
@@ -224,5 +225,6 @@ def test_merge_chunks_equals_single_chunk_collate():
     assert torch.equal(merged["img"].data[0], whole["img"].data[0])
     assert merged["img"].padding_value == 5
     assert merged["meta"].data == whole["meta"].data
+    assert len(merged["boxes"].data[0]) == len(whole["boxes"].data[0]) == 5
     assert all(torch.equal(x, y) for x, y in zip(merged["boxes"].data[0], whole["boxes"].data[0]))
     assert torch.equal(merged["label"].data[0], whole["label"].data[0])

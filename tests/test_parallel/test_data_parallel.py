@@ -138,7 +138,16 @@ def test_module_on_wrong_device_is_named():
 def test_two_gpu_train_step_weights_loss():
     model = TinyClassifier().cuda(0)
     dp = MMDataParallel(model, device_ids=[0, 1])
-    out = dp.train_step(collate(_samples(4), samples_per_gpu=2), None)
-    assert out["num_samples"] == 4 and out["loss"].device.index == 0
+    data = collate(_samples(5), samples_per_gpu=3)  # chunks of 3 and 2 samples
+    out = dp.train_step(data, None)
+    assert out["num_samples"] == 5 and out["loss"].device.index == 0
+    # The gathered loss is the per-chunk mean weighted by each chunk's num_samples.
+    with torch.no_grad():
+        chunk_losses = [
+            model(img.cuda(0), label.cuda(0))
+            for img, label in zip(data["img"].data, data["label"].data)
+        ]
+    expected = (3 * chunk_losses[0] + 2 * chunk_losses[1]) / 5
+    assert torch.allclose(out["loss"].detach(), expected)
     out["loss"].backward()
     assert model.fc.weight.grad is not None
