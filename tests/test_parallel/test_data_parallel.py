@@ -3,14 +3,10 @@ import torch
 from torch import nn
 
 from mmpar.parallel import (
-    MODULE_WRAPPERS,
     DataContainer,
     MMDataParallel,
-    MMDistributedDataParallel,
     collate,
-    is_module_wrapper,
 )
-from mmpar.utils.registry import Registry
 
 
 class TinyClassifier(nn.Module):
@@ -81,37 +77,6 @@ def test_missing_train_step_is_named():
     dp = MMDataParallel(nn.Linear(2, 2), device_ids=[-1])
     with pytest.raises(AttributeError, match="Linear has no train_step"):
         dp.train_step({})
-
-
-def test_module_wrappers_registry():
-    for name in (
-        "DataParallel",
-        "DistributedDataParallel",
-        "MMDataParallel",
-        "MMDistributedDataParallel",
-    ):
-        assert name in MODULE_WRAPPERS.module_dict
-    assert MODULE_WRAPPERS.get("MMDistributedDataParallel") is MMDistributedDataParallel
-    model = nn.Linear(1, 1)
-    assert not is_module_wrapper(model)
-    assert is_module_wrapper(MMDataParallel(model, device_ids=[-1]))
-    assert is_module_wrapper(nn.DataParallel(model))
-
-
-def test_is_module_wrapper_checks_child_registries():
-    child = Registry("module wrapper", parent=MODULE_WRAPPERS, scope="downstream_test")
-    try:
-
-        @child.register_module()
-        class MyWrapper(nn.Module):
-            def __init__(self, module):
-                super().__init__()
-                self.module = module
-
-        assert is_module_wrapper(MyWrapper(nn.Linear(1, 1)))
-    finally:
-        MODULE_WRAPPERS.children.pop("downstream_test")
-    assert not is_module_wrapper(MyWrapper(nn.Linear(1, 1)))
 
 
 @pytest.mark.cuda
