@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+import torch.distributed as dist
 
 
 def pytest_collection_modifyitems(config, items):
@@ -12,3 +13,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip_cuda)
+
+
+@pytest.fixture
+def gloo_group(tmp_path):
+    """A world-size-1 gloo process group in this process, torn down afterwards."""
+    assert not dist.is_initialized()
+    dist.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'pg_store'}", rank=0, world_size=1
+    )
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()

@@ -119,6 +119,7 @@ def test_workers_are_reproducible_and_match_single_process():
     serial = flat(build_dataloader(ds, 16, 0, seed=3))
     workers = flat(build_dataloader(ds, 16, 2, seed=3))
     again = flat(build_dataloader(ds, 16, 2, seed=3, persistent_workers=True))
+    assert len(serial) == len(workers) == len(again) == len(ds)
     for (i, img, lab), (j, img2, lab2), (k, img3, _) in zip(serial, workers, again):
         assert i == j == k and lab == lab2
         assert torch.equal(img, img2) and torch.equal(img, img3)

@@ -248,7 +248,12 @@ def test_augmentation_is_function_of_seed_epoch_index():
     # any access order gives the same tensors
     for i in reversed(range(len(ds))):
         assert torch.equal(ds[i]["img"], first[i])
-    # augmentations differ across samples of one epoch and across epochs
+    # augmentations differ across samples of one epoch: sample 0's image under the keys of the
+    # other indices (the images differ anyway, so compare one image with itself)
+    assert torch.equal(ds.prepare_data(0, rng_key=(0,), epoch=0)["img"], first[0])
+    under_other_keys = [ds.prepare_data(0, rng_key=(k,), epoch=0)["img"] for k in range(1, 10)]
+    assert not all(torch.equal(img, first[0]) for img in under_other_keys)
+    # ... and across epochs
     ds.set_epoch(1)
     assert ds.epoch == 1
     assert not all(torch.equal(ds[i]["img"], first[i]) for i in range(len(ds)))

@@ -106,12 +106,18 @@ def test_random_flip():
 
 
 def test_random_transform_without_rng_uses_numpy_global_seed():
-    img = _img(8, 8)
+    img = _img(8, 8)  # 25 possible 4x4 windows, all different
+
+    def crop_after_seed(seed):
+        np.random.seed(seed)
+        return RandomCrop(size=4)({"img": img})["img"].tobytes()
+
+    assert crop_after_seed(1) == crop_after_seed(1)
+    # a crop that ignored the global RNG would give one window for every seed / every draw
+    assert len({crop_after_seed(s) for s in range(20)}) > 5
     np.random.seed(1)
-    a = RandomCrop(size=4)({"img": img})["img"]
-    np.random.seed(1)
-    b = RandomCrop(size=4)({"img": img})["img"]
-    np.testing.assert_array_equal(a, b)
+    draws = [RandomCrop(size=4)({"img": img})["img"].tobytes() for _ in range(20)]
+    assert len(set(draws)) > 5 and draws[0] == crop_after_seed(1)
 
 
 def test_resize():

@@ -6,30 +6,6 @@ from mmpar.parallel import DataContainer, collate
 from mmpar.parallel.collate import merge_chunks, pad_and_stack
 
 
-def test_data_container_properties_and_repr():
-    dc = DataContainer(torch.zeros(3, 4, 5), stack=True, padding_value=7, pad_dims=1)
-    assert dc.stack and not dc.cpu_only
-    assert dc.padding_value == 7 and dc.pad_dims == 1
-    assert dc.size() == torch.Size([3, 4, 5]) and dc.size(1) == 4 and dc.dim() == 3
-    assert dc.datatype == "torch.FloatTensor"
-    text = repr(dc)
-    assert "(3, 4, 5)" in text and "torch.float32" in text and "stack=True" in text
-    with pytest.raises(AttributeError):
-        dc.data = 1
-    with pytest.raises(AttributeError):
-        dc.stack = False
-    meta = DataContainer({"name": "a.jpg"}, cpu_only=True)
-    assert meta.datatype is dict and "cpu_only=True" in repr(meta)
-    with pytest.raises(TypeError, match="needs tensor data"):
-        meta.size()
-
-
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "two"])
-def test_data_container_rejects_bad_pad_dims(bad):
-    with pytest.raises(ValueError, match="pad_dims"):
-        DataContainer(torch.zeros(1), pad_dims=bad)
-
-
 def _img(c, h, w, fill):
     return torch.full((c, h, w), float(fill))
 
@@ -200,9 +176,10 @@ def test_stack_promotes_dtype_and_accepts_numpy():
     assert stacked.dtype == torch.float32 and tuple(stacked.shape) == (2, 1, 3, 2)
 
 
-def test_pad_and_stack_copies_into_one_allocation():
+def test_pad_and_stack_places_each_tensor_top_left_and_pads_the_rest():
     a, b = torch.rand(3, 5, 2), torch.rand(3, 2, 6)
     out = pad_and_stack([a, b], 2, 0.0)
+    assert tuple(out.shape) == (2, 3, 5, 6)
     assert torch.equal(out[0, :, :5, :2], a) and torch.equal(out[1, :, :2, :6], b)
     assert out[0, :, :, 2:].abs().sum() == 0 and out[1, :, 2:, :].abs().sum() == 0
 
@@ -224,5 +201,6 @@ def test_merge_chunks_equals_single_chunk_collate():
     assert torch.equal(merged["img"].data[0], whole["img"].data[0])
     assert merged["img"].padding_value == 5
     assert merged["meta"].data == whole["meta"].data
+    assert len(merged["boxes"].data[0]) == len(whole["boxes"].data[0]) == 5
     assert all(torch.equal(x, y) for x, y in zip(merged["boxes"].data[0], whole["boxes"].data[0]))
     assert torch.equal(merged["label"].data[0], whole["label"].data[0])

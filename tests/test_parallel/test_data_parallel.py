@@ -3,14 +3,10 @@ import torch
 from torch import nn
 
 from mmpar.parallel import (
-    MODULE_WRAPPERS,
     DataContainer,
     MMDataParallel,
-    MMDistributedDataParallel,
     collate,
-    is_module_wrapper,
 )
-from mmpar.utils.registry import Registry
 
 
 class TinyClassifier(nn.Module):
@@ -83,37 +79,6 @@ def test_missing_train_step_is_named():
         dp.train_step({})
 
 
-def test_module_wrappers_registry():
-    for name in (
-        "DataParallel",
-        "DistributedDataParallel",
-        "MMDataParallel",
-        "MMDistributedDataParallel",
-    ):
-        assert name in MODULE_WRAPPERS.module_dict
-    assert MODULE_WRAPPERS.get("MMDistributedDataParallel") is MMDistributedDataParallel
-    model = nn.Linear(1, 1)
-    assert not is_module_wrapper(model)
-    assert is_module_wrapper(MMDataParallel(model, device_ids=[-1]))
-    assert is_module_wrapper(nn.DataParallel(model))
-
-
-def test_is_module_wrapper_checks_child_registries():
-    child = Registry("module wrapper", parent=MODULE_WRAPPERS, scope="downstream_test")
-    try:
-
-        @child.register_module()
-        class MyWrapper(nn.Module):
-            def __init__(self, module):
-                super().__init__()
-                self.module = module
-
-        assert is_module_wrapper(MyWrapper(nn.Linear(1, 1)))
-    finally:
-        MODULE_WRAPPERS.children.pop("downstream_test")
-    assert not is_module_wrapper(MyWrapper(nn.Linear(1, 1)))
-
-
 @pytest.mark.cuda
 def test_one_gpu_train_step_runs_on_device():
     model = TinyClassifier().cuda(0)
@@ -138,7 +103,16 @@ def test_module_on_wrong_device_is_named():
 def test_two_gpu_train_step_weights_loss():
     model = TinyClassifier().cuda(0)
     dp = MMDataParallel(model, device_ids=[0, 1])
-    out = dp.train_step(collate(_samples(4), samples_per_gpu=2), None)
-    assert out["num_samples"] == 4 and out["loss"].device.index == 0
+    data = collate(_samples(5), samples_per_gpu=3)  # chunks of 3 and 2 samples
+    out = dp.train_step(data, None)
+    assert out["num_samples"] == 5 and out["loss"].device.index == 0
+    # The gathered loss is the per-chunk mean weighted by each chunk's num_samples.
+    with torch.no_grad():
+        chunk_losses = [
+            model(img.cuda(0), label.cuda(0))
+            for img, label in zip(data["img"].data, data["label"].data)
+        ]
+    expected = (3 * chunk_losses[0] + 2 * chunk_losses[1]) / 5
+    assert torch.allclose(out["loss"].detach(), expected)
     out["loss"].backward()
     assert model.fc.weight.grad is not None

@@ -122,9 +122,13 @@ def test_scatter_to_cuda_pins_and_keeps_cpu_only():
 
 @pytest.mark.cuda
 def test_scatter_plain_tensor_to_gpus_splits():
+    # At least two targets, so a single-GPU machine splits too (two chunks on cuda:0).
     n = torch.cuda.device_count()
-    out = scatter((torch.arange(2 * n),), list(range(n)))
-    assert len(out) == n and all(o[0].device.index == i for i, o in enumerate(out))
+    targets = [i % n for i in range(max(n, 2))]
+    out = scatter((torch.arange(3 * len(targets)),), targets)
+    assert len(out) == len(targets)
+    assert [o[0].device.index for o in out] == targets
+    assert [o[0].tolist() for o in out] == [[3 * i, 3 * i + 1, 3 * i + 2] for i in range(len(out))]
 
 
 def test_device_target_path_on_meta_devices():

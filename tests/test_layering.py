@@ -1,0 +1,242 @@
+"""Imports go one way: no module of mmpar imports a higher layer, not even lazily in a function.
+
+The checker reads the sources with ``ast`` (nothing is imported), so an import inside a function
+body that runs rarely is caught as surely as one at the top of the file. Whether importing
+``mmpar.utils`` stays free of torch is checked by ``tests/test_utils/test_misc.py``
+(``test_import_is_light``).
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Layers, low to high, keyed by the first name below ``mmpar`` (a sub-package or a top-level
+# module). A package or top-level module that is not listed here fails the test: add it at its
+# layer, so a new package cannot escape the check.
+LAYERS = {
+    "version": 0,
+    "utils": 1,
+    "fileio": 1,
+    "parallel": 2,
+    "runner": 3,
+    "engine": 3,  # the test loops, beside the runner as in mmcv
+    "datasets": 4,
+    "models": 4,  # models may use the runner layer (mmcv's BaseModule lives in mmcv.runner)
+    "apis": 5,
+    "cli": 6,
+}
+# Packages of one layer that must still not know each other.
+FORBIDDEN_SAME_LAYER = {frozenset({"datasets", "models"})}
+# ``mmpar/__init__.py`` re-exports names from anything below ``apis``; a module that imports the
+# package root itself (``import mmpar``, ``from mmpar import Config``) therefore depends on that
+# layer.
+ROOT_LAYER = LAYERS["apis"] - 1
+ROOT = "<root>"
+
+
+def _layer_label(part):
+    if part == ROOT:
+        return f"layer {ROOT_LAYER} (the package root mmpar/__init__.py, which re-exports up to it)"
+    return f"layer {LAYERS[part]} ({part})"
+
+
+def _module_names(package_dir, package):
+    """Map every module's dotted name to its file, and list the dotted names of packages."""
+    modules = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        parts = [package, *path.relative_to(package_dir).with_suffix("").parts]
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        modules[".".join(parts)] = (path, is_package)
+    return modules
+
+
+class _ImportCollector(ast.NodeVisitor):
+    """Collect (line, dotted target, lazy?) for every import of ``package`` in one module."""
+
+    def __init__(self, module, is_package, package, known_modules):
+        self.package_of_module = module if is_package else module.rpartition(".")[0]
+        self.package = package
+        self.known = known_modules
+        self.found = []
+        self._function_depth = 0
+
+    def _visit_function(self, node):
+        self._function_depth += 1
+        self.generic_visit(node)
+        self._function_depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function
+
+    def _add(self, node, target):
+        found = (node.lineno, target, self._function_depth > 0)
+        if (target == self.package or target.startswith(self.package + ".")) and (
+            found not in self.found
+        ):
+            self.found.append(found)
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self._add(node, alias.name)
+
+    def visit_ImportFrom(self, node):
+        if node.level:
+            base = self.package_of_module.split(".")
+            base = base[: len(base) - (node.level - 1)]
+            base = ".".join([*base, node.module] if node.module else base)
+        else:
+            base = node.module
+        for alias in node.names:
+            # ``from pkg import name`` imports the submodule ``pkg.name`` when there is one.
+            submodule = f"{base}.{alias.name}"
+            self._add(node, submodule if submodule in self.known else base)
+
+    def visit_Call(self, node):
+        # importlib.import_module("mmpar.x") / __import__("mmpar.x") with a literal name.
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name in ("import_module", "__import__") and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                self._add(node, first.value)
+        self.generic_visit(node)
+
+
+def find_layering_violations(package_dir, package="mmpar"):
+    """Return one message per import in ``package_dir`` that goes against the layer table.
+
+    Args:
+        package_dir (Path): The directory of the package (holding its ``__init__.py``).
+        package (str): The package's import name.
+
+    Returns:
+        list[str]: Human-readable violations (file:line, what is imported, both layers).
+    """
+    modules = _module_names(package_dir, package)
+    problems = []
+    for module, (path, is_package) in modules.items():
+        rel = path.relative_to(package_dir.parent)
+        parts = module.split(".")
+        source = parts[1] if len(parts) > 1 else ROOT
+        if source != ROOT and source not in LAYERS:
+            problems.append(
+                f"{rel}: '{package}.{source}' is not in the layer table LAYERS of "
+                f"tests/test_layering.py; add it there at its layer"
+            )
+            continue
+        source_layer = ROOT_LAYER if source == ROOT else LAYERS[source]
+        collector = _ImportCollector(module, is_package, package, modules)
+        collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        for line, target, lazy in collector.found:
+            target_parts = target.split(".")
+            imported = target_parts[1] if len(target_parts) > 1 else ROOT
+            where = f"{rel}:{line} imports {target}{' inside a function' if lazy else ''}"
+            if imported == source:
+                continue
+            if imported != ROOT and imported not in LAYERS:
+                problems.append(
+                    f"{where}: '{package}.{imported}' is not in the layer table LAYERS of "
+                    f"tests/test_layering.py; add it there at its layer"
+                )
+                continue
+            imported_layer = ROOT_LAYER if imported == ROOT else LAYERS[imported]
+            if imported_layer > source_layer:
+                problems.append(
+                    f"{where}: {_layer_label(imported)} is above {_layer_label(source)}"
+                )
+            elif frozenset({source, imported}) in FORBIDDEN_SAME_LAYER:
+                problems.append(
+                    f"{where}: {source} and {imported} share {_layer_label(source)} but must "
+                    f"not import each other"
+                )
+    return problems
+
+
+def test_no_module_imports_a_higher_layer():
+    problems = find_layering_violations(REPO / "mmpar")
+    assert not problems, "imports against the layering (table: LAYERS above):\n" + "\n".join(
+        problems
+    )
+
+
+def _write(root, rel, text=""):
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def fake_tree(tmp_path):
+    """A tiny clean package tree named ``mmpar`` under ``tmp_path``."""
+    pkg = tmp_path / "mmpar"
+    _write(pkg, "__init__.py", "from .utils import helper\nfrom .version import __version__\n")
+    _write(pkg, "version.py", "__version__ = '0'\n")
+    _write(pkg, "utils/__init__.py", "from .helper import helper\n")
+    _write(pkg, "utils/helper.py", "def helper():\n    return 1\n")
+    _write(pkg, "runner/__init__.py", "from mmpar.utils import helper\nfrom ..parallel import x\n")
+    _write(pkg, "parallel/__init__.py", "x = 1\n")
+    _write(pkg, "engine/__init__.py", "from ..runner import helper\n")
+    _write(pkg, "models/__init__.py", "from mmpar.runner import helper\n")
+    _write(pkg, "apis/__init__.py", "from ..models import helper\nfrom ..datasets import y\n")
+    _write(pkg, "datasets/__init__.py", "y = 2\n")
+    return pkg
+
+
+def test_checker_accepts_a_clean_tree(fake_tree):
+    assert find_layering_violations(fake_tree) == []
+
+
+def test_checker_reports_an_upward_lazy_relative_import(fake_tree):
+    _write(
+        fake_tree,
+        "runner/hooks/evaluation.py",
+        "import os\n\n\ndef evaluate():\n    from ...apis import test\n    return test\n",
+    )
+    _write(fake_tree, "runner/hooks/__init__.py")
+    problems = find_layering_violations(fake_tree)
+    assert problems == [
+        "mmpar/runner/hooks/evaluation.py:5 imports mmpar.apis inside a function: "
+        "layer 5 (apis) is above layer 3 (runner)"
+    ]
+
+
+def test_checker_reports_upward_absolute_and_dynamic_imports(fake_tree):
+    _write(fake_tree, "apis/test.py", "def run():\n    pass\n")
+    _write(
+        fake_tree,
+        "utils/lazy.py",
+        "import importlib\n\nimport mmpar.parallel\n\n\n"
+        "def load():\n    return importlib.import_module('mmpar.apis.test')\n",
+    )
+    _write(fake_tree, "parallel/wrap.py", "from mmpar import helper\n")
+    problems = find_layering_violations(fake_tree)
+    assert problems == [
+        "mmpar/parallel/wrap.py:1 imports mmpar: layer 4 (the package root mmpar/__init__.py, "
+        "which re-exports up to it) is above layer 2 (parallel)",
+        "mmpar/utils/lazy.py:3 imports mmpar.parallel: layer 2 (parallel) is above layer 1 (utils)",
+        "mmpar/utils/lazy.py:7 imports mmpar.apis.test inside a function: "
+        "layer 5 (apis) is above layer 1 (utils)",
+    ]
+
+
+def test_checker_keeps_datasets_and_models_apart(fake_tree):
+    _write(fake_tree, "datasets/builder.py", "def build():\n    from mmpar.models import x\n")
+    problems = find_layering_violations(fake_tree)
+    assert problems == [
+        "mmpar/datasets/builder.py:2 imports mmpar.models inside a function: datasets and models "
+        "share layer 4 (datasets) but must not import each other"
+    ]
+
+
+def test_checker_reports_packages_missing_from_the_table(fake_tree):
+    _write(fake_tree, "newpkg/__init__.py", "x = 1\n")
+    _write(fake_tree, "utils/uses_new.py", "from mmpar.newpkg import x\n")
+    problems = find_layering_violations(fake_tree)
+    assert len(problems) == 2
+    assert problems[0].startswith("mmpar/newpkg/__init__.py: 'mmpar.newpkg' is not in the layer")
+    assert problems[1].startswith("mmpar/utils/uses_new.py:1 imports mmpar.newpkg:")
+    assert all("add it there at its layer" in p for p in problems)
