@@ -40,16 +40,18 @@ class ScoreDataset(Dataset):
 
 
 class Doubler(nn.Module):
-    """Test forward: one result per sample (2 * x); records the grad mode it ran in."""
+    """Test forward: one result per sample (2 * x); records the grad and train mode it ran in."""
 
     def __init__(self):
         super().__init__()
         self.w = nn.Parameter(torch.ones(1))
         self.grad_enabled = []
+        self.training_during_forward = []
 
     def forward(self, x, return_loss=True):
         assert not return_loss
         self.grad_enabled.append(torch.is_grad_enabled())
+        self.training_during_forward.append(self.training)
         return [float(v) for v in (2 * x).flatten()]
 
 
@@ -223,6 +225,7 @@ def test_default_test_fn_restores_train_mode(tmp_path):
     runner.model.train()
     runner.run(epochs=1)
     assert runner.model.training
+    assert runner.model.training_during_forward == [False, False, False]  # tested in eval mode
     assert runner.model.grad_enabled == [False, False, False]
     results, _ = hook.dataloader.dataset.seen[0]
     assert results == [0.0, 2.0, 4.0, 6.0, 8.0]
