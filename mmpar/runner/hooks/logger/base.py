@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from mmpar.utils.misc import check_int_arg
+
 from ..hook import Hook
 
 
@@ -42,11 +44,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         reset_flag: bool = False,
         by_epoch: bool = True,
     ) -> None:
-        if not isinstance(interval, int) or interval <= 0:
-            raise ValueError(
-                f"{type(self).__name__}: interval must be a positive int, but got {interval!r}"
-            )
-        self.interval = interval
+        self.interval = check_int_arg(interval, "interval", type(self).__name__)
         self.ignore_last = ignore_last
         self.reset_flag = reset_flag
         self.by_epoch = by_epoch
