@@ -11,6 +11,7 @@ from torch import nn
 from .collate import merge_chunks
 from .registry import MODULE_WRAPPERS
 from .scatter_gather import gather
+from .scatter_gather import scatter_kwargs as scatter_kwargs  # importable here, as in mmcv
 from .wrapper_steps import WrapperStepsMixin
 
 __all__ = ["MMDataParallel"]
