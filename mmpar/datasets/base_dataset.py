@@ -12,6 +12,8 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from mmpar.utils.misc import check_int_arg
+
 from .pipelines.compose import Compose
 from .pipelines.rng import RNG_KEY, make_rng
 
@@ -78,10 +80,7 @@ class BaseDataset(Dataset, metaclass=ABCMeta):
         seed: int = 0,
     ) -> None:
         super().__init__()
-        if not isinstance(seed, int) or seed < 0:
-            raise ValueError(
-                f"{type(self).__name__}: seed must be a non-negative int, got {seed!r}"
-            )
+        check_int_arg(seed, "seed", type(self).__name__, minimum=0)
         self.data_prefix = data_prefix
         self.ann_file = ann_file
         self.test_mode = test_mode

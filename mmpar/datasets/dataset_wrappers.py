@@ -8,6 +8,8 @@ from typing import Any, Sequence
 from torch.utils.data import ConcatDataset as _TorchConcatDataset
 from torch.utils.data import Dataset
 
+from mmpar.utils.misc import check_int_arg
+
 from .builder import DATASETS
 
 
@@ -83,8 +85,7 @@ class RepeatDataset:
     """
 
     def __init__(self, dataset: Dataset, times: int) -> None:
-        if not isinstance(times, int) or times < 1:
-            raise ValueError(f"RepeatDataset: times must be a positive int, got {times!r}")
+        check_int_arg(times, "times", "RepeatDataset")
         self.dataset = dataset
         self.times = times
         self.CLASSES = getattr(dataset, "CLASSES", None)

@@ -10,13 +10,15 @@ from torch import nn
 
 from .collate import merge_chunks
 from .registry import MODULE_WRAPPERS
-from .scatter_gather import gather, scatter_kwargs
+from .scatter_gather import gather
+from .scatter_gather import scatter_kwargs as scatter_kwargs  # importable here, as in mmcv
+from .wrapper_steps import WrapperStepsMixin
 
 __all__ = ["MMDataParallel"]
 
 
 @MODULE_WRAPPERS.register_module()
-class MMDataParallel(nn.DataParallel):
+class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
     """``torch.nn.DataParallel`` with ``train_step``/``val_step`` and DataContainer scatter.
 
     Modes:
@@ -62,25 +64,13 @@ class MMDataParallel(nn.DataParallel):
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """Scatter the inputs and call the module (see the class docstring for the modes)."""
-        return self._run("forward", inputs, kwargs)
-
-    def train_step(self, *inputs: Any, **kwargs: Any) -> Any:
-        """Scatter the inputs and call the module's ``train_step``."""
-        return self._run("train_step", inputs, kwargs)
-
-    def val_step(self, *inputs: Any, **kwargs: Any) -> Any:
-        """Scatter the inputs and call the module's ``val_step``."""
-        return self._run("val_step", inputs, kwargs)
-
-    def scatter(self, inputs: Any, kwargs: Any, device_ids: list) -> tuple[tuple, tuple]:
-        """Scatter with :func:`mmpar.parallel.scatter_kwargs` (DataContainer-aware)."""
-        return scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
+        return self._step("forward", inputs, kwargs)
 
     def gather(self, outputs: list, output_device: Any) -> Any:
         """Merge replica outputs with :func:`mmpar.parallel.gather`."""
         return gather(outputs, output_device, dim=self.dim)
 
-    def _run(self, name: str, inputs: tuple, kwargs: dict) -> Any:
+    def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
         if name != "forward" and not callable(getattr(self.module, name, None)):
             raise AttributeError(
                 f"{type(self.module).__name__} has no {name}() method; "

@@ -12,6 +12,7 @@ from torch.nn.parallel import DistributedDataParallel
 from .collate import merge_chunks
 from .registry import MODULE_WRAPPERS
 from .scatter_gather import scatter_kwargs
+from .wrapper_steps import WrapperStepsMixin
 
 __all__ = ["MMDistributedDataParallel"]
 
@@ -61,7 +62,7 @@ def _route_forward(module: nn.Module, name: str) -> Iterator[None]:
 
 
 @MODULE_WRAPPERS.register_module()
-class MMDistributedDataParallel(DistributedDataParallel):
+class MMDistributedDataParallel(WrapperStepsMixin, DistributedDataParallel):
     """``DistributedDataParallel`` with DataContainer scatter and ``train_step``/``val_step``.
 
     Construct it exactly like ``DistributedDataParallel`` (``device_ids=[local_rank]`` with
@@ -82,18 +83,6 @@ class MMDistributedDataParallel(DistributedDataParallel):
         """Unwrap DataContainers, then run DDP's forward on the model's ``forward``."""
         inputs, kwargs = self._local_inputs(inputs, kwargs)
         return super().forward(*inputs, **kwargs)
-
-    def train_step(self, *inputs: Any, **kwargs: Any) -> Any:
-        """Run the model's ``train_step`` through DDP's forward (gradients are synced)."""
-        return self._step("train_step", inputs, kwargs)
-
-    def val_step(self, *inputs: Any, **kwargs: Any) -> Any:
-        """Run the model's ``val_step`` through DDP's forward."""
-        return self._step("val_step", inputs, kwargs)
-
-    def scatter(self, inputs: Any, kwargs: Any, device_ids: Any) -> tuple[tuple, tuple]:
-        """Scatter with :func:`mmpar.parallel.scatter_kwargs` (DataContainer-aware)."""
-        return scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
 
     def to_kwargs(self, inputs: Any, kwargs: Any, device_id: Any) -> tuple[tuple, tuple]:
         """Scatter to one device (mmcv 1.x name)."""

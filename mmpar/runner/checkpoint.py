@@ -3,29 +3,44 @@
 Layout: ``{'meta': ..., 'state_dict': ..., 'optimizer': ..., 'mmpar_state': ...}``. The first
 three keys are mmcv 1.x's; ``mmpar_state`` holds the exact-resume state (see
 ``docs/internals.md``) and is ignored by mmcv.
+
+This module is the checkpoint format and mmcv's import path; the parts live beside it:
+``atomic_file`` (write-then-rename, ``latest.pth``), ``safe_load`` (``torch.load`` without
+running code, read errors) and ``model_state`` (state dict from/into a model).
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import logging
 import os
-import pickle
 import re
-import shutil
 import time
-import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Union
 
 import torch
 import torch.nn as nn
 from torch.optim import Optimizer
 
-from mmpar.parallel import is_module_wrapper
+from mmpar.parallel import is_module_wrapper as is_module_wrapper  # importable here, as in mmcv
 from mmpar.version import __version__
+
+from .atomic_file import atomic_path
+from .atomic_file import update_latest_link as update_latest_link
+from .model_state import (
+    CheckpointMismatchError,
+    get_state_dict,
+    load_state_dict,
+    weights_to_cpu,
+)
+from .safe_load import (
+    CheckpointError,
+    CorruptCheckpointError,
+    UnsafeCheckpointError,
+    load_checkpoint_file,
+)
 
 __all__ = [
     "CheckpointError",
@@ -42,22 +57,6 @@ __all__ = [
 ]
 
 _logger = logging.getLogger("mmpar")
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint file could not be read."""
-
-
-class CorruptCheckpointError(CheckpointError):
-    """The file is not a valid checkpoint: truncated, corrupt or not a PyTorch file."""
-
-
-class CheckpointMismatchError(CheckpointError):
-    """The checkpoint's tensors do not fit the model (strict loading, or none fit at all)."""
-
-
-class UnsafeCheckpointError(CheckpointError, pickle.UnpicklingError):
-    """The file needs arbitrary code to unpickle and ``weights_only=True`` refused it."""
 
 
 class CheckpointSaveError(OSError):
@@ -78,90 +77,6 @@ def _os_error_in_chain(err: BaseException) -> OSError | None:
             found = err
         err = err.__cause__ or err.__context__
     return found
-
-
-def _unwrap(model: nn.Module) -> nn.Module:
-    while is_module_wrapper(model):
-        model = model.module
-    return model
-
-
-def weights_to_cpu(obj: Any) -> Any:
-    """Return ``obj`` with every tensor in nested dicts/lists/tuples moved to the CPU."""
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().cpu()
-    if isinstance(obj, OrderedDict):
-        return OrderedDict((k, weights_to_cpu(v)) for k, v in obj.items())
-    if isinstance(obj, dict):
-        return {k: weights_to_cpu(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(weights_to_cpu(v) for v in obj)
-    return obj
-
-
-def get_state_dict(model: nn.Module) -> OrderedDict:
-    """Return the model's state dict without module-wrapper prefixes, tensors on the CPU.
-
-    Top-level wrappers (``MMDataParallel``, DDP, ...) are unwrapped; wrappers nested inside the
-    model have their ``module.`` segment removed from the keys too.
-    """
-    model = _unwrap(model)
-    wrapped_prefixes = [
-        f"{name}." for name, mod in model.named_modules() if name and is_module_wrapper(mod)
-    ]
-    state = model.state_dict()
-    out: OrderedDict = OrderedDict()
-    for key, value in state.items():
-        for prefix in wrapped_prefixes:
-            if key.startswith(prefix + "module."):
-                key = prefix + key[len(prefix) + len("module.") :]
-        out[key] = value.detach().cpu() if isinstance(value, torch.Tensor) else value
-    metadata = getattr(state, "_metadata", None)
-    if metadata is not None:
-        out._metadata = metadata  # type: ignore[attr-defined]
-    return out
-
-
-@contextlib.contextmanager
-def _atomic_path(filename: str) -> Iterator[str]:
-    """Yield a temp path next to ``filename``; on success move it into place durably.
-
-    Temporaries of the same file left by processes killed while writing it
-    (``.<name>.tmp.<pid>``) are deleted once the new file is in place.
-    """
-    dirname = os.path.dirname(os.path.abspath(filename))
-    os.makedirs(dirname, exist_ok=True)
-    prefix = f".{os.path.basename(filename)}.tmp."
-    tmp = os.path.join(dirname, f"{prefix}{os.getpid()}")
-    # Ours only if a killed process had our pid: a stale symlink there would make a write to
-    # ``tmp`` change the file it points at.
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(tmp)
-    try:
-        yield tmp
-        os.replace(tmp, filename)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-    _fsync_dir(dirname)
-    # Any other pid's temporary is stale: only rank 0 writes checkpoints and latest.pth, so
-    # no other process is writing into this directory now.
-    for name in os.listdir(dirname):
-        if name.startswith(prefix) and name[len(prefix) :].isdigit():
-            with contextlib.suppress(OSError):
-                os.remove(os.path.join(dirname, name))
-
-
-def _fsync_dir(dirname: str) -> None:
-    # Make the rename itself durable; directories cannot be opened this way on Windows.
-    if os.name != "posix":
-        return
-    fd = os.open(dirname, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def save_checkpoint(
@@ -201,7 +116,7 @@ def save_checkpoint(
         )
     if extra_state is not None:
         checkpoint["mmpar_state"] = weights_to_cpu(extra_state)
-    with _atomic_path(filename) as tmp:  # removes the temporary file if this fails
+    with atomic_path(filename) as tmp:  # removes the temporary file if this fails
         try:
             with open(tmp, "wb") as f:
                 torch.save(checkpoint, f)
@@ -220,98 +135,6 @@ def save_checkpoint(
             )
             save_error.errno = getattr(cause, "errno", None)
             raise save_error from err
-
-
-def update_latest_link(out_dir: str, filename: str, link_name: str = "latest.pth") -> str:
-    """Point ``out_dir/link_name`` at ``out_dir/filename`` atomically; copy where links fail.
-
-    Like a checkpoint, the link is made under a temporary name and renamed over
-    ``link_name``; temporaries of the link left by killed processes are deleted.
-
-    Args:
-        out_dir: The directory of the checkpoint and the link.
-        filename: The checkpoint's name in ``out_dir`` (the link's relative target).
-        link_name: The link's name in ``out_dir``.
-
-    Returns:
-        The path of the link (or copy).
-    """
-    dst = os.path.join(out_dir, link_name)
-    with _atomic_path(dst) as tmp:
-        try:
-            os.symlink(filename, tmp)  # relative target: the directory can be moved
-        except (OSError, NotImplementedError):
-            shutil.copyfile(os.path.join(out_dir, filename), tmp)
-    return dst
-
-
-def _numpy_safe_globals() -> list:
-    """Numpy scalar/dtype constructors found in mmcv 1.x metadata; unpickling them runs no code."""
-    import numpy as np
-
-    allowed: list = [np.dtype]
-    for mod_name in ("numpy._core.multiarray", "numpy.core.multiarray"):
-        with contextlib.suppress(Exception):
-            module = __import__(mod_name, fromlist=["scalar"])
-            allowed.append(module.scalar)
-            break
-    dtypes = getattr(np, "dtypes", None)
-    if dtypes is not None:
-        allowed += [getattr(dtypes, n) for n in dir(dtypes) if n.endswith("DType")]
-    return allowed
-
-
-def _torch_load(filename: Any, map_location: Any, weights_only: bool, mmap: bool = False) -> Any:
-    kwargs: dict[str, Any] = {"map_location": map_location, "weights_only": weights_only}
-    if mmap:
-        kwargs["mmap"] = True
-    safe = getattr(torch.serialization, "safe_globals", None)
-    if weights_only and safe is not None:
-        with safe(_numpy_safe_globals()):
-            return torch.load(filename, **kwargs)
-    return torch.load(filename, **kwargs)
-
-
-def _is_refusal(err: BaseException) -> bool:
-    msg = str(err)
-    return "Weights only load failed" in msg and ("global" in msg.lower())
-
-
-def _load_local(filename: str, map_location: Any, weights_only: bool, mmap: bool = False) -> Any:
-    if not os.path.isfile(filename):
-        raise FileNotFoundError(f'checkpoint file "{filename}" does not exist')
-    if not weights_only:
-        warnings.warn(
-            f'Loading "{filename}" with weights_only=False unpickles arbitrary Python objects and '
-            "can run code from the file; only do this for checkpoints you trust.",
-            stacklevel=3,
-        )
-    try:
-        return _torch_load(filename, map_location, weights_only, mmap=mmap)
-    except pickle.UnpicklingError as err:
-        if weights_only and _is_refusal(err):
-            found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(err))
-            what = f"the Python object {found.group(1)}" if found else "Python objects"
-            raise UnsafeCheckpointError(
-                f'Refused to load "{filename}": it needs {what}, which is not a plain '
-                "tensor/container, and unpickling it could run code from the file "
-                "(weights_only=True). If you trust this file, pass weights_only=False to "
-                "load_checkpoint / runner.resume / runner.load_checkpoint."
-            ) from err
-        # torch wraps the reason in advice about weights_only that does not apply here.
-        found = re.search(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n\n|$)", str(err), re.S)
-        detail = found.group(1) if found else (str(err).splitlines() or [repr(err)])[0]
-        raise CorruptCheckpointError(
-            f'"{filename}" is not a valid checkpoint, truncated or corrupt (or not a PyTorch '
-            f"file): {detail}"
-        ) from err
-    except (RuntimeError, EOFError, ValueError, OSError) as err:
-        if isinstance(err, FileNotFoundError):
-            raise
-        raise CorruptCheckpointError(
-            f'"{filename}" is not a valid checkpoint, truncated or corrupt: '
-            f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
-        ) from err
 
 
 def _torchvision_url(name: str) -> str:
@@ -350,108 +173,7 @@ def _load_checkpoint(
             f'unsupported checkpoint location "{filename}": use a local path or '
             "torchvision://<model name>"
         )
-    return _load_local(filename, map_location, weights_only)
-
-
-def load_state_dict(
-    module: nn.Module,
-    state_dict: dict,
-    strict: bool = False,
-    logger: logging.Logger | None = None,
-) -> dict:
-    """Load ``state_dict`` into ``module``, reporting missing, unexpected and mis-shaped keys.
-
-    Tensors whose shape differs from the module's are skipped (and reported) instead of failing,
-    unless not a single tensor fits: then the state dict belongs to another model, and loading
-    "nothing" would silently leave the module as it was.
-
-    Args:
-        module: Target module (module wrappers are unwrapped).
-        state_dict: Parameter and buffer tensors by name.
-        strict: Raise instead of warning when anything does not match.
-        logger: Where to report mismatches (default: the ``mmpar`` logger).
-
-    Returns:
-        ``{'missing_keys': [...], 'unexpected_keys': [...], 'shape_mismatch': [...]}``.
-
-    Raises:
-        CheckpointMismatchError: ``strict`` and some key did not match, or no tensor of a
-            non-empty ``state_dict`` fits the module; the message lists the keys (and the
-            checkpoint and model shapes). A ``RuntimeError``, as in mmcv.
-    """
-    module = _unwrap(module)
-    own = module.state_dict()
-    shape_mismatch = []
-    mismatched: set = set()  # reported as mis-shaped, not also as missing
-    filtered = OrderedDict()
-    for key, value in state_dict.items():
-        if (
-            key in own
-            and isinstance(value, torch.Tensor)
-            and isinstance(own[key], torch.Tensor)
-            and value.shape != own[key].shape
-        ):
-            shape_mismatch.append(
-                f"{key}: checkpoint {tuple(value.shape)} vs model {tuple(own[key].shape)}"
-            )
-            mismatched.add(key)
-            continue
-        filtered[key] = value
-    metadata = getattr(state_dict, "_metadata", None)
-    if metadata is not None:
-        filtered._metadata = metadata  # type: ignore[attr-defined]
-    result = module.load_state_dict(filtered, strict=False)
-    # BatchNorm's num_batches_tracked is often absent from older checkpoints; not worth a warning.
-    missing = [
-        k
-        for k in result.missing_keys
-        if not k.endswith("num_batches_tracked") and k not in mismatched
-    ]
-    report = {
-        "missing_keys": missing,
-        "unexpected_keys": list(result.unexpected_keys),
-        "shape_mismatch": shape_mismatch,
-    }
-    lines = []
-    if report["unexpected_keys"]:
-        lines.append("unexpected key in source state_dict: " + ", ".join(report["unexpected_keys"]))
-    if missing:
-        lines.append("missing keys in source state_dict: " + ", ".join(missing))
-    if shape_mismatch:
-        lines.append("size mismatch (skipped): " + "; ".join(shape_mismatch))
-    if lines:
-        msg = "The model and loaded state dict do not match exactly\n" + "\n".join(lines)
-        if strict:
-            raise CheckpointMismatchError(
-                "the state dict does not match the model exactly (strict loading)\n"
-                + _summarize(report)
-            )
-        if state_dict and not any(k in own for k in filtered):
-            raise CheckpointMismatchError(
-                f"none of the {len(state_dict)} entries of the state dict fits "
-                f"{type(module).__name__} (a checkpoint of another model?)\n" + _summarize(report)
-            )
-        (logger or _logger).warning(msg)
-    return report
-
-
-def _summarize(report: dict, limit: int = 8) -> str:
-    """The mismatch report as lines, each list cut to ``limit`` entries."""
-
-    def _cut(items: list, sep: str) -> str:
-        more = f"{sep}... ({len(items) - limit} more)" if len(items) > limit else ""
-        return sep.join(items[:limit]) + more
-
-    lines = []
-    if report["unexpected_keys"]:
-        lines.append(
-            "unexpected key in source state_dict: " + _cut(report["unexpected_keys"], ", ")
-        )
-    if report["missing_keys"]:
-        lines.append("missing keys in source state_dict: " + _cut(report["missing_keys"], ", "))
-    if report["shape_mismatch"]:
-        lines.append("size mismatch: " + _cut(report["shape_mismatch"], "; "))
-    return "\n".join(lines)
+    return load_checkpoint_file(filename, map_location, weights_only)
 
 
 def load_checkpoint(
@@ -538,9 +260,9 @@ def find_latest_checkpoint(
         seen.add(real)
         try:
             try:  # mmap: rank by reading only the small parts we need
-                ckpt = _load_local(path, "cpu", weights_only=True, mmap=True)
+                ckpt = load_checkpoint_file(path, "cpu", weights_only=True, mmap=True)
             except CorruptCheckpointError:  # legacy (non-zip) files cannot be mmapped
-                ckpt = _load_local(path, "cpu", weights_only=True)
+                ckpt = load_checkpoint_file(path, "cpu", weights_only=True)
             if not isinstance(ckpt, dict):
                 raise CorruptCheckpointError(f'"{path}" holds no checkpoint dict')
         except CheckpointError as err:

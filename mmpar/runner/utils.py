@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import random
 import socket
 import time
@@ -13,6 +12,7 @@ import numpy as np
 import torch
 
 from mmpar.utils.dist import get_dist_info
+from mmpar.utils.misc import set_random_seed as seed_all_rngs
 
 
 def get_host_info() -> str:
@@ -33,21 +33,27 @@ def get_time_str() -> str:
 def set_random_seed(seed: int, deterministic: bool = False, use_rank_shift: bool = False) -> int:
     """Seed python, numpy and torch (all devices), mmcv 1.x compatible.
 
+    :func:`mmpar.utils.set_random_seed` does the seeding; this adds mmcv's rank shift and keeps
+    mmcv's meaning of ``deterministic``.
+
     Args:
-        seed: The seed.
-        deterministic: Also ask cuDNN for deterministic kernels (slower).
+        seed: The seed, an int in ``[0, 2**32)`` after the rank shift.
+        deterministic: Also ask cuDNN for deterministic kernels (slower). As in mmcv, this does
+            not turn on ``torch.use_deterministic_algorithms`` (``mmpar.utils.set_random_seed``
+            does), so an mmcv script run with ``--deterministic`` does not start raising on
+            ops that have no deterministic implementation.
         use_rank_shift: Add the distributed rank to the seed so ranks draw different numbers.
 
     Returns:
         The seed actually used.
+
+    Raises:
+        TypeError: ``seed`` is not an int.
+        ValueError: ``seed`` is out of range.
     """
     if use_rank_shift:
         seed += get_dist_info()[0]
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    torch.cuda.manual_seed_all(seed)
-    os.environ["PYTHONHASHSEED"] = str(seed)
+    seed_all_rngs(seed)
     if deterministic:
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False

@@ -1,9 +1,10 @@
-"""Seeding for reproducible runs."""
+"""Seeding for reproducible runs, and the integer-argument check constructors share."""
 
 from __future__ import annotations
 
 import os
 import random
+from typing import Any
 
 
 def set_random_seed(seed: int, deterministic: bool = False) -> None:
@@ -38,3 +39,24 @@ def set_random_seed(seed: int, deterministic: bool = False) -> None:
         torch.use_deterministic_algorithms(True)
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
+
+
+def check_int_arg(value: Any, name: str, owner: str, minimum: int = 1) -> int:
+    """Return ``value`` if it is an int ``>= minimum`` (a constructor argument check).
+
+    Args:
+        value: The argument.
+        name: The argument's name, for the message.
+        owner: Who takes it (a class name), for the message.
+        minimum: The smallest value allowed; 1 reads "a positive int", 0 "a non-negative int".
+
+    Returns:
+        ``value``.
+
+    Raises:
+        ValueError: ``value`` is not an int or is smaller than ``minimum``.
+    """
+    if not isinstance(value, int) or value < minimum:
+        wanted = {1: "a positive int", 0: "a non-negative int"}.get(minimum, f"an int >= {minimum}")
+        raise ValueError(f"{owner}: {name} must be {wanted}, got {value!r}")
+    return value

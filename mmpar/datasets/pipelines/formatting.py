@@ -54,12 +54,11 @@ def _require(results: dict, key: str, step: str) -> Any:
     return results[key]
 
 
-@PIPELINES.register_module()
-class ToTensor:
-    """Convert ``results[key]`` to a tensor for each key (e.g. ``gt_label``).
+class _PerKeyTransform:
+    """Replace ``results[key]`` by ``self._convert(results[key], key)`` for each of ``keys``.
 
     Args:
-        keys: Keys to convert.
+        keys: Keys to convert (each must be present).
     """
 
     def __init__(self, keys: Sequence[str]) -> None:
@@ -68,41 +67,46 @@ class ToTensor:
     def __call__(self, results: dict) -> dict:
         """Convert the keys in place."""
         for key in self.keys:
-            results[key] = to_tensor(_require(results, key, "ToTensor"))
+            results[key] = self._convert(_require(results, key, type(self).__name__), key)
         return results
+
+    def _convert(self, value: Any, key: str) -> Any:
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(keys={self.keys})"
 
 
 @PIPELINES.register_module()
-class ImageToTensor:
+class ToTensor(_PerKeyTransform):
+    """Convert ``results[key]`` to a tensor for each key (e.g. ``gt_label``).
+
+    Args:
+        keys: Keys to convert.
+    """
+
+    def _convert(self, value: Any, key: str) -> torch.Tensor:
+        return to_tensor(value)
+
+
+@PIPELINES.register_module()
+class ImageToTensor(_PerKeyTransform):
     """Convert H×W×C (or H×W) images to C×H×W float32 tensors.
 
     Args:
         keys: Image keys to convert.
     """
 
-    def __init__(self, keys: Sequence[str]) -> None:
-        self.keys = list(keys)
-
-    def __call__(self, results: dict) -> dict:
-        """Convert the images in place."""
-        for key in self.keys:
-            img = np.asarray(_require(results, key, "ImageToTensor"))
-            if img.ndim == 2:
-                img = img[..., None]
-            if img.ndim != 3:
-                raise ValueError(
-                    f"ImageToTensor expects H×W or H×W×C images, results[{key!r}] has shape "
-                    f"{img.shape}"
-                )
-            tensor = torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))
-            results[key] = tensor if tensor.is_floating_point() else tensor.float()
-        return results
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}(keys={self.keys})"
+    def _convert(self, value: Any, key: str) -> torch.Tensor:
+        img = np.asarray(value)
+        if img.ndim == 2:
+            img = img[..., None]
+        if img.ndim != 3:
+            raise ValueError(
+                f"ImageToTensor expects H×W or H×W×C images, results[{key!r}] has shape {img.shape}"
+            )
+        tensor = torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))
+        return tensor if tensor.is_floating_point() else tensor.float()
 
 
 @PIPELINES.register_module()

@@ -1,4 +1,4 @@
-"""Argument checks and helpers shared by the samplers (private)."""
+"""Argument checks, helpers and the resume protocol shared by the samplers (private)."""
 
 from __future__ import annotations
 
@@ -71,3 +71,57 @@ def check_state(state: Any, owner: str) -> dict:
             f"by {owner}.state_dict(), got keys {sorted(state)}."
         )
     return state
+
+
+class ResumableSamplerMixin:
+    """The sampler resume protocol (``docs/internals.md``), one state-dict layout for all samplers.
+
+    A subclass sets ``dataset``, ``epoch``, ``seed`` and ``start_index``, defines ``__len__``
+    (the items this rank yields per epoch) and names those items for error messages:
+    ``_items`` ("samples" or "batches") and ``_consumed`` (how a runner counts them). A sampler
+    without epochs (``InfiniteSampler``) overrides ``set_epoch`` and ``set_start_index``.
+    """
+
+    _items = "samples"
+    _consumed = "inner_iter * batch_size"
+
+    def set_epoch(self, epoch: int) -> None:
+        """Select the epoch's order and forward it to ``dataset.set_epoch`` if defined.
+
+        Args:
+            epoch: Epoch number (>= 0); the order's generator is seeded ``seed + epoch``.
+        """
+        self.epoch = check_int(epoch, "epoch", f"{type(self).__name__}.set_epoch", 0)
+        forward_epoch(self.dataset, self.epoch)
+
+    def set_start_index(self, start_index: int) -> None:
+        """Make the next iteration skip the first ``start_index`` items of this rank's epoch.
+
+        Args:
+            start_index: Items (samples, or batches for a batch sampler) already consumed
+                this epoch, in ``[0, len(self)]``.
+
+        Raises:
+            ValueError: ``start_index`` is negative or larger than ``len(self)``.
+        """
+        owner = f"{type(self).__name__}.set_start_index"
+        start_index = check_int(start_index, "start_index", owner, 0)
+        if start_index > len(self):
+            raise ValueError(
+                f"{owner}: start_index={start_index} is beyond the {len(self)} {self._items} "
+                f"this rank yields per epoch; pass the number of {self._items} already consumed "
+                f"in the current epoch ({self._consumed})."
+            )
+        self.start_index = start_index
+
+    def state_dict(self) -> dict[str, int]:
+        """Return ``{'epoch', 'seed', 'start_index'}`` as plain ints."""
+        return {"epoch": int(self.epoch), "seed": int(self.seed), "start_index": self.start_index}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        """Restore a :meth:`state_dict` (``set_epoch`` then ``set_start_index``)."""
+        owner = type(self).__name__
+        state = check_state(state, owner)
+        self.seed = resolve_seed(state["seed"], owner)
+        self.set_epoch(state["epoch"])
+        self.set_start_index(state["start_index"])

@@ -8,10 +8,10 @@ from typing import Any, Iterator
 import torch
 from torch.utils.data import DistributedSampler as _TorchDistributedSampler
 
-from ._common import check_int, check_state, forward_epoch, resolve_replicas, resolve_seed
+from ._common import ResumableSamplerMixin, resolve_replicas, resolve_seed
 
 
-class DistributedSampler(_TorchDistributedSampler):
+class DistributedSampler(ResumableSamplerMixin, _TorchDistributedSampler):
     """Shard a (shuffled) dataset order across ranks, resumable mid-epoch.
 
     mmcv 1.x semantics: epoch ``e`` shuffles with a ``torch.Generator`` seeded ``seed + e``;
@@ -83,42 +83,3 @@ class DistributedSampler(_TorchDistributedSampler):
     def __len__(self) -> int:
         """Samples this rank yields in a full epoch (a pending start index does not count)."""
         return self.num_samples
-
-    def set_epoch(self, epoch: int) -> None:
-        """Select the epoch's shuffle and forward it to ``dataset.set_epoch`` if defined.
-
-        Args:
-            epoch: Epoch number (>= 0); the shuffle seed is ``seed + epoch``.
-        """
-        self.epoch = check_int(epoch, "epoch", f"{type(self).__name__}.set_epoch", 0)
-        forward_epoch(self.dataset, self.epoch)
-
-    def set_start_index(self, start_index: int) -> None:
-        """Make the next iteration skip the first ``start_index`` samples of this rank's list.
-
-        Args:
-            start_index: Number of samples already consumed this epoch, in ``[0, len(self)]``.
-
-        Raises:
-            ValueError: ``start_index`` is negative or larger than ``len(self)``.
-        """
-        owner = f"{type(self).__name__}.set_start_index"
-        start_index = check_int(start_index, "start_index", owner, 0)
-        if start_index > self.num_samples:
-            raise ValueError(
-                f"{owner}: start_index={start_index} is beyond the {self.num_samples} samples "
-                f"this rank yields per epoch; pass the number of samples already consumed "
-                f"in the current epoch (inner_iter * batch_size)."
-            )
-        self.start_index = start_index
-
-    def state_dict(self) -> dict[str, int]:
-        """Return ``{'epoch', 'seed', 'start_index'}`` as plain ints."""
-        return {"epoch": int(self.epoch), "seed": int(self.seed), "start_index": self.start_index}
-
-    def load_state_dict(self, state: dict[str, int]) -> None:
-        """Restore a :meth:`state_dict` (also forwards the epoch to the dataset)."""
-        state = check_state(state, type(self).__name__)
-        self.seed = resolve_seed(state["seed"], type(self).__name__)
-        self.set_epoch(state["epoch"])
-        self.set_start_index(state["start_index"])

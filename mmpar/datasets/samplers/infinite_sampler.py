@@ -8,10 +8,10 @@ from typing import Any, Iterator
 import torch
 from torch.utils.data import Sampler
 
-from ._common import check_int, check_state, resolve_replicas, resolve_seed
+from ._common import ResumableSamplerMixin, check_int, resolve_replicas, resolve_seed
 
 
-class InfiniteSampler(Sampler[int]):
+class InfiniteSampler(ResumableSamplerMixin, Sampler[int]):
     """Yield dataset indices forever, for iteration-based training.
 
     The global stream is the concatenation of "rounds": round ``k`` is a permutation of
@@ -97,14 +97,3 @@ class InfiniteSampler(Sampler[int]):
         """
         owner = f"{type(self).__name__}.set_start_index"
         self.start_index = check_int(start_index, "start_index", owner, 0)
-
-    def state_dict(self) -> dict[str, int]:
-        """Return ``{'epoch', 'seed', 'start_index'}`` as plain ints."""
-        return {"epoch": self.epoch, "seed": self.seed, "start_index": self.start_index}
-
-    def load_state_dict(self, state: dict[str, int]) -> None:
-        """Restore a :meth:`state_dict`."""
-        state = check_state(state, type(self).__name__)
-        self.seed = resolve_seed(state["seed"], type(self).__name__)
-        self.set_epoch(state["epoch"])
-        self.set_start_index(state["start_index"])

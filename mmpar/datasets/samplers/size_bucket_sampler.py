@@ -9,13 +9,7 @@ import numpy as np
 import torch
 from torch.utils.data import Sampler
 
-from ._common import (
-    check_int,
-    check_state,
-    forward_epoch,
-    resolve_replicas,
-    resolve_seed,
-)
+from ._common import ResumableSamplerMixin, check_int, resolve_replicas, resolve_seed
 
 
 def _read_sizes(dataset: Any, sizes: Sequence | None, owner: str) -> torch.Tensor:
@@ -68,7 +62,7 @@ def _read_sizes(dataset: Any, sizes: Sequence | None, owner: str) -> torch.Tenso
     raise AssertionError("unreachable: sizes are well formed")  # pragma: no cover
 
 
-class SizeBucketBatchSampler(Sampler[list[int]]):
+class SizeBucketBatchSampler(ResumableSamplerMixin, Sampler[list[int]]):
     """Yield batches of indices whose samples have similar sizes, to cut collate padding.
 
     Per epoch, with one ``torch.Generator`` seeded ``seed + epoch`` (the same on all ranks):
@@ -106,6 +100,9 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
     Raises:
         ValueError: Sizes are missing or malformed, or an argument is out of range.
     """
+
+    _items = "batches"
+    _consumed = "inner_iter"
 
     def __init__(
         self,
@@ -188,43 +185,3 @@ class SizeBucketBatchSampler(Sampler[list[int]]):
         start, self.start_index = self.start_index, 0
         mine = self._all_batches()[self.rank :: self.num_replicas]
         return iter(mine[start:])
-
-    def set_epoch(self, epoch: int) -> None:
-        """Select the epoch's order and forward it to ``dataset.set_epoch`` if defined.
-
-        Args:
-            epoch: Epoch number (>= 0); the generator seed is ``seed + epoch``.
-        """
-        self.epoch = check_int(epoch, "epoch", f"{type(self).__name__}.set_epoch", 0)
-        forward_epoch(self.dataset, self.epoch)
-
-    def set_start_index(self, start_index: int) -> None:
-        """Make the next iteration skip the first ``start_index`` batches of this rank.
-
-        Args:
-            start_index: Batches already consumed this epoch (``inner_iter``), in
-                ``[0, len(self)]``.
-
-        Raises:
-            ValueError: ``start_index`` is negative or larger than ``len(self)``.
-        """
-        owner = f"{type(self).__name__}.set_start_index"
-        start_index = check_int(start_index, "start_index", owner, 0)
-        if start_index > len(self):
-            raise ValueError(
-                f"{owner}: start_index={start_index} is beyond the {len(self)} batches this "
-                f"rank yields per epoch; pass the number of batches already consumed in the "
-                f"current epoch (inner_iter)."
-            )
-        self.start_index = start_index
-
-    def state_dict(self) -> dict[str, int]:
-        """Return ``{'epoch', 'seed', 'start_index'}`` as plain ints."""
-        return {"epoch": self.epoch, "seed": self.seed, "start_index": self.start_index}
-
-    def load_state_dict(self, state: dict[str, int]) -> None:
-        """Restore a :meth:`state_dict` (also forwards the epoch to the dataset)."""
-        state = check_state(state, type(self).__name__)
-        self.seed = resolve_seed(state["seed"], type(self).__name__)
-        self.set_epoch(state["epoch"])
-        self.set_start_index(state["start_index"])

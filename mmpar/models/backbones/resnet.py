@@ -29,10 +29,23 @@ def build_norm(cfg: dict, channels: int) -> nn.Module:
     return layer
 
 
-class BasicBlock(nn.Module):
-    """Two 3×3 convolutions with a residual connection (ResNet-18/34)."""
+class _ResidualBlock(nn.Module):
+    """``relu(branch(x) + shortcut(x))``: the part BasicBlock and Bottleneck share.
+
+    A subclass builds its conv/norm layers in :meth:`_build_branch` (called first, so modules,
+    parameters and checkpoint keys keep the order branch layers, then ``downsample``), runs
+    them in :meth:`_branch` and names the branch's last norm layer in ``_last_norm_name``.
+
+    Args:
+        in_channels: Input channels.
+        channels: Channels of the branch (its output has ``channels * expansion``).
+        stride: Stride of the block.
+        downsample: Shortcut that matches the branch's output shape; ``None``: identity.
+        norm_cfg: Normalisation layer config (see :func:`build_norm`).
+    """
 
     expansion = 1
+    _last_norm_name: str
 
     def __init__(
         self,
@@ -43,40 +56,51 @@ class BasicBlock(nn.Module):
         norm_cfg: dict = dict(type="BN"),  # noqa: B006 (read-only default)
     ) -> None:
         super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, channels, 3, stride, 1, bias=False)
-        self.norm1 = build_norm(norm_cfg, channels)
-        self.conv2 = nn.Conv2d(channels, channels, 3, 1, 1, bias=False)
-        self.norm2 = build_norm(norm_cfg, channels)
+        self._build_branch(in_channels, channels, stride, norm_cfg)
         self.relu = nn.ReLU(inplace=True)
         self.downsample = downsample
 
     @property
     def last_norm(self) -> nn.Module:
         """The norm layer before the residual addition (zero-initialised by default)."""
-        return self.norm2
+        return getattr(self, self._last_norm_name)
+
+    def _build_branch(self, in_channels: int, channels: int, stride: int, norm_cfg: dict) -> None:
+        raise NotImplementedError
+
+    def _branch(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Residual block forward."""
         identity = x if self.downsample is None else self.downsample(x)
+        return self.relu(self._branch(x) + identity)
+
+
+class BasicBlock(_ResidualBlock):
+    """Two 3×3 convolutions with a residual connection (ResNet-18/34)."""
+
+    expansion = 1
+    _last_norm_name = "norm2"
+
+    def _build_branch(self, in_channels: int, channels: int, stride: int, norm_cfg: dict) -> None:
+        self.conv1 = nn.Conv2d(in_channels, channels, 3, stride, 1, bias=False)
+        self.norm1 = build_norm(norm_cfg, channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, 1, 1, bias=False)
+        self.norm2 = build_norm(norm_cfg, channels)
+
+    def _branch(self, x: torch.Tensor) -> torch.Tensor:
         out = self.relu(self.norm1(self.conv1(x)))
-        out = self.norm2(self.conv2(out))
-        return self.relu(out + identity)
+        return self.norm2(self.conv2(out))
 
 
-class Bottleneck(nn.Module):
+class Bottleneck(_ResidualBlock):
     """1×1 → 3×3 → 1×1 bottleneck block (ResNet-50), stride on the 3×3 conv."""
 
     expansion = 4
+    _last_norm_name = "norm3"
 
-    def __init__(
-        self,
-        in_channels: int,
-        channels: int,
-        stride: int = 1,
-        downsample: nn.Module | None = None,
-        norm_cfg: dict = dict(type="BN"),  # noqa: B006 (read-only default)
-    ) -> None:
-        super().__init__()
+    def _build_branch(self, in_channels: int, channels: int, stride: int, norm_cfg: dict) -> None:
         out_channels = channels * self.expansion
         self.conv1 = nn.Conv2d(in_channels, channels, 1, bias=False)
         self.norm1 = build_norm(norm_cfg, channels)
@@ -84,21 +108,11 @@ class Bottleneck(nn.Module):
         self.norm2 = build_norm(norm_cfg, channels)
         self.conv3 = nn.Conv2d(channels, out_channels, 1, bias=False)
         self.norm3 = build_norm(norm_cfg, out_channels)
-        self.relu = nn.ReLU(inplace=True)
-        self.downsample = downsample
 
-    @property
-    def last_norm(self) -> nn.Module:
-        """The norm layer before the residual addition (zero-initialised by default)."""
-        return self.norm3
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Residual block forward."""
-        identity = x if self.downsample is None else self.downsample(x)
+    def _branch(self, x: torch.Tensor) -> torch.Tensor:
         out = self.relu(self.norm1(self.conv1(x)))
         out = self.relu(self.norm2(self.conv2(out)))
-        out = self.norm3(self.conv3(out))
-        return self.relu(out + identity)
+        return self.norm3(self.conv3(out))
 
 
 @BACKBONES.register_module()

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from mmpar.utils.dist import broadcast_object
+from mmpar.utils.misc import check_int_arg
 
 from .evaluation import MissingMetricError
 from .hook import HOOKS, Hook
@@ -63,8 +64,7 @@ class EarlyStoppingHook(Hook):
                 f"EarlyStoppingHook: unknown rule {rule!r}; valid rules are ['greater', 'less'] "
                 "or None (inferred from the metric name)"
             )
-        if not isinstance(patience, int) or patience <= 0:
-            raise ValueError(f"EarlyStoppingHook: patience must be a positive int, got {patience}")
+        check_int_arg(patience, "patience", "EarlyStoppingHook")
         if min_delta < 0:
             raise ValueError(f"EarlyStoppingHook: min_delta must be >= 0, got {min_delta}")
         self.monitor = monitor

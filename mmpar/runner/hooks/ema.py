@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+from mmpar.utils.misc import check_int_arg
+
 from .hook import HOOKS, Hook
 
 
@@ -49,8 +51,7 @@ class EMAHook(Hook):
         warm_up: int = 100,
         resume_from: str | None = None,
     ) -> None:
-        if not isinstance(interval, int) or interval <= 0:
-            raise ValueError(f"EMAHook: interval must be a positive int, but got {interval!r}")
+        check_int_arg(interval, "interval", "EMAHook")
         if not 0 < momentum < 1:
             raise ValueError(f"EMAHook: momentum must be in (0, 1), but got {momentum}")
         if warm_up < 1:

@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from mmpar.utils.misc import check_int_arg
+
 from ..hook import Hook
 
 
@@ -42,11 +44,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         reset_flag: bool = False,
         by_epoch: bool = True,
     ) -> None:
-        if not isinstance(interval, int) or interval <= 0:
-            raise ValueError(
-                f"{type(self).__name__}: interval must be a positive int, but got {interval!r}"
-            )
-        self.interval = interval
+        self.interval = check_int_arg(interval, "interval", type(self).__name__)
         self.ignore_last = ignore_last
         self.reset_flag = reset_flag
         self.by_epoch = by_epoch
@@ -237,27 +235,23 @@ class LoggerHook(Hook, metaclass=ABCMeta):
 
     def after_train_epoch(self, runner: Any) -> None:
         """Log what hooks wrote into the buffer at the epoch end (EvalHook results)."""
-        buf = runner.log_buffer
-        if buf.ready:
-            self._step = runner.iter
-            try:
-                self.log(runner)
-            finally:
-                self._step = None
-            if self.reset_flag:
-                buf.clear_output()
+        if runner.log_buffer.ready:
+            self._log_epoch_end(runner)
 
     def after_val_epoch(self, runner: Any) -> None:
         """Average the whole val epoch and log it as one val record."""
-        buf = runner.log_buffer
-        buf.average()
+        runner.log_buffer.average()
+        self._log_epoch_end(runner)
+
+    def _log_epoch_end(self, runner: Any) -> None:
+        """Log the buffer output at step ``runner.iter``, then clear it if this hook resets."""
         self._step = runner.iter
         try:
             self.log(runner)
         finally:
             self._step = None
         if self.reset_flag:
-            buf.clear_output()
+            runner.log_buffer.clear_output()
 
     def _log_record(self, runner: Any, record: dict) -> None:
         """Log ``record`` as the buffer output, leaving the shared output as it was."""

@@ -1,0 +1,165 @@
+"""A model's weights as a state dict: read without wrapper prefixes, load with a mismatch report."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+from mmpar.parallel import is_module_wrapper
+
+from .safe_load import CheckpointError
+
+__all__ = ["CheckpointMismatchError", "get_state_dict", "load_state_dict", "weights_to_cpu"]
+
+_logger = logging.getLogger("mmpar")
+
+
+class CheckpointMismatchError(CheckpointError):
+    """The checkpoint's tensors do not fit the model (strict loading, or none fit at all)."""
+
+
+def _unwrap(model: nn.Module) -> nn.Module:
+    while is_module_wrapper(model):
+        model = model.module
+    return model
+
+
+def weights_to_cpu(obj: Any) -> Any:
+    """Return ``obj`` with every tensor in nested dicts/lists/tuples moved to the CPU."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, OrderedDict):
+        return OrderedDict((k, weights_to_cpu(v)) for k, v in obj.items())
+    if isinstance(obj, dict):
+        return {k: weights_to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(weights_to_cpu(v) for v in obj)
+    return obj
+
+
+def get_state_dict(model: nn.Module) -> OrderedDict:
+    """Return the model's state dict without module-wrapper prefixes, tensors on the CPU.
+
+    Top-level wrappers (``MMDataParallel``, DDP, ...) are unwrapped; wrappers nested inside the
+    model have their ``module.`` segment removed from the keys too.
+    """
+    model = _unwrap(model)
+    wrapped_prefixes = [
+        f"{name}." for name, mod in model.named_modules() if name and is_module_wrapper(mod)
+    ]
+    state = model.state_dict()
+    out: OrderedDict = OrderedDict()
+    for key, value in state.items():
+        for prefix in wrapped_prefixes:
+            if key.startswith(prefix + "module."):
+                key = prefix + key[len(prefix) + len("module.") :]
+        out[key] = value.detach().cpu() if isinstance(value, torch.Tensor) else value
+    metadata = getattr(state, "_metadata", None)
+    if metadata is not None:
+        out._metadata = metadata  # type: ignore[attr-defined]
+    return out
+
+
+def load_state_dict(
+    module: nn.Module,
+    state_dict: dict,
+    strict: bool = False,
+    logger: logging.Logger | None = None,
+) -> dict:
+    """Load ``state_dict`` into ``module``, reporting missing, unexpected and mis-shaped keys.
+
+    Tensors whose shape differs from the module's are skipped (and reported) instead of failing,
+    unless not a single tensor fits: then the state dict belongs to another model, and loading
+    "nothing" would silently leave the module as it was.
+
+    Args:
+        module: Target module (module wrappers are unwrapped).
+        state_dict: Parameter and buffer tensors by name.
+        strict: Raise instead of warning when anything does not match.
+        logger: Where to report mismatches (default: the ``mmpar`` logger).
+
+    Returns:
+        ``{'missing_keys': [...], 'unexpected_keys': [...], 'shape_mismatch': [...]}``.
+
+    Raises:
+        CheckpointMismatchError: ``strict`` and some key did not match, or no tensor of a
+            non-empty ``state_dict`` fits the module; the message lists the keys (and the
+            checkpoint and model shapes). A ``RuntimeError``, as in mmcv.
+    """
+    module = _unwrap(module)
+    own = module.state_dict()
+    shape_mismatch = []
+    mismatched: set = set()  # reported as mis-shaped, not also as missing
+    filtered = OrderedDict()
+    for key, value in state_dict.items():
+        if (
+            key in own
+            and isinstance(value, torch.Tensor)
+            and isinstance(own[key], torch.Tensor)
+            and value.shape != own[key].shape
+        ):
+            shape_mismatch.append(
+                f"{key}: checkpoint {tuple(value.shape)} vs model {tuple(own[key].shape)}"
+            )
+            mismatched.add(key)
+            continue
+        filtered[key] = value
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        filtered._metadata = metadata  # type: ignore[attr-defined]
+    result = module.load_state_dict(filtered, strict=False)
+    # BatchNorm's num_batches_tracked is often absent from older checkpoints; not worth a warning.
+    missing = [
+        k
+        for k in result.missing_keys
+        if not k.endswith("num_batches_tracked") and k not in mismatched
+    ]
+    report = {
+        "missing_keys": missing,
+        "unexpected_keys": list(result.unexpected_keys),
+        "shape_mismatch": shape_mismatch,
+    }
+    lines = []
+    if report["unexpected_keys"]:
+        lines.append("unexpected key in source state_dict: " + ", ".join(report["unexpected_keys"]))
+    if missing:
+        lines.append("missing keys in source state_dict: " + ", ".join(missing))
+    if shape_mismatch:
+        lines.append("size mismatch (skipped): " + "; ".join(shape_mismatch))
+    if lines:
+        msg = "The model and loaded state dict do not match exactly\n" + "\n".join(lines)
+        if strict:
+            raise CheckpointMismatchError(
+                "the state dict does not match the model exactly (strict loading)\n"
+                + _summarize(report)
+            )
+        if state_dict and not any(k in own for k in filtered):
+            raise CheckpointMismatchError(
+                f"none of the {len(state_dict)} entries of the state dict fits "
+                f"{type(module).__name__} (a checkpoint of another model?)\n" + _summarize(report)
+            )
+        (logger or _logger).warning(msg)
+    return report
+
+
+def _summarize(report: dict, limit: int = 8) -> str:
+    """The mismatch report as lines, each list cut to ``limit`` entries."""
+
+    def _cut(items: list, sep: str) -> str:
+        more = f"{sep}... ({len(items) - limit} more)" if len(items) > limit else ""
+        return sep.join(items[:limit]) + more
+
+    lines = []
+    if report["unexpected_keys"]:
+        lines.append(
+            "unexpected key in source state_dict: " + _cut(report["unexpected_keys"], ", ")
+        )
+    if report["missing_keys"]:
+        lines.append("missing keys in source state_dict: " + _cut(report["missing_keys"], ", "))
+    if report["shape_mismatch"]:
+        lines.append("size mismatch: " + _cut(report["shape_mismatch"], "; "))
+    return "\n".join(lines)

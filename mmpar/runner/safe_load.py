@@ -1,0 +1,123 @@
+"""Read a checkpoint file without running code from it, and say plainly why a read failed.
+
+``torch.load`` is called here only, with ``weights_only=True`` unless the caller trusts the file;
+its errors become :class:`CorruptCheckpointError` or :class:`UnsafeCheckpointError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import re
+import warnings
+from typing import Any
+
+import torch
+
+__all__ = [
+    "CheckpointError",
+    "CorruptCheckpointError",
+    "UnsafeCheckpointError",
+    "load_checkpoint_file",
+]
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint file could not be read."""
+
+
+class CorruptCheckpointError(CheckpointError):
+    """The file is not a valid checkpoint: truncated, corrupt or not a PyTorch file."""
+
+
+class UnsafeCheckpointError(CheckpointError, pickle.UnpicklingError):
+    """The file needs arbitrary code to unpickle and ``weights_only=True`` refused it."""
+
+
+def _numpy_safe_globals() -> list:
+    """Numpy scalar/dtype constructors found in mmcv 1.x metadata; unpickling them runs no code."""
+    import numpy as np
+
+    allowed: list = [np.dtype]
+    for mod_name in ("numpy._core.multiarray", "numpy.core.multiarray"):
+        with contextlib.suppress(Exception):
+            module = __import__(mod_name, fromlist=["scalar"])
+            allowed.append(module.scalar)
+            break
+    dtypes = getattr(np, "dtypes", None)
+    if dtypes is not None:
+        allowed += [getattr(dtypes, n) for n in dir(dtypes) if n.endswith("DType")]
+    return allowed
+
+
+def _torch_load(filename: Any, map_location: Any, weights_only: bool, mmap: bool = False) -> Any:
+    kwargs: dict[str, Any] = {"map_location": map_location, "weights_only": weights_only}
+    if mmap:
+        kwargs["mmap"] = True
+    safe = getattr(torch.serialization, "safe_globals", None)
+    if weights_only and safe is not None:
+        with safe(_numpy_safe_globals()):
+            return torch.load(filename, **kwargs)
+    return torch.load(filename, **kwargs)
+
+
+def _is_refusal(err: BaseException) -> bool:
+    msg = str(err)
+    return "Weights only load failed" in msg and ("global" in msg.lower())
+
+
+def load_checkpoint_file(
+    filename: str, map_location: Any, weights_only: bool, mmap: bool = False
+) -> Any:
+    """Load the object saved in a local checkpoint file.
+
+    Args:
+        filename: A local path.
+        map_location: Passed to ``torch.load``.
+        weights_only: Unpickle only tensors and plain containers; False (for trusted files
+            only) warns that the file can run code.
+        mmap: Memory-map the file instead of reading it (zip-format files only).
+
+    Returns:
+        The unpickled object.
+
+    Raises:
+        FileNotFoundError: The file does not exist.
+        UnsafeCheckpointError: ``weights_only`` refused a Python object in the file.
+        CorruptCheckpointError: The file is truncated, corrupt or not a PyTorch file.
+    """
+    if not os.path.isfile(filename):
+        raise FileNotFoundError(f'checkpoint file "{filename}" does not exist')
+    if not weights_only:
+        warnings.warn(
+            f'Loading "{filename}" with weights_only=False unpickles arbitrary Python objects and '
+            "can run code from the file; only do this for checkpoints you trust.",
+            stacklevel=3,
+        )
+    try:
+        return _torch_load(filename, map_location, weights_only, mmap=mmap)
+    except pickle.UnpicklingError as err:
+        if weights_only and _is_refusal(err):
+            found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(err))
+            what = f"the Python object {found.group(1)}" if found else "Python objects"
+            raise UnsafeCheckpointError(
+                f'Refused to load "{filename}": it needs {what}, which is not a plain '
+                "tensor/container, and unpickling it could run code from the file "
+                "(weights_only=True). If you trust this file, pass weights_only=False to "
+                "load_checkpoint / runner.resume / runner.load_checkpoint."
+            ) from err
+        # torch wraps the reason in advice about weights_only that does not apply here.
+        found = re.search(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n\n|$)", str(err), re.S)
+        detail = found.group(1) if found else (str(err).splitlines() or [repr(err)])[0]
+        raise CorruptCheckpointError(
+            f'"{filename}" is not a valid checkpoint, truncated or corrupt (or not a PyTorch '
+            f"file): {detail}"
+        ) from err
+    except (RuntimeError, EOFError, ValueError, OSError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise CorruptCheckpointError(
+            f'"{filename}" is not a valid checkpoint, truncated or corrupt: '
+            f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
+        ) from err
