@@ -6,7 +6,8 @@ from mmpar.cli import DeferredLogFile
 
 
 def test_records_are_held_then_written_first(tmp_path):
-    logger = logging.getLogger("mmpar.test_cli.held")
+    # Not below "mmpar": once another test set "mmpar" up, get_logger leaves its children alone.
+    logger = logging.getLogger("test_cli.held")
     logger.setLevel(logging.INFO)
     with DeferredLogFile(logger.name) as log:
         logger.info("before the set-up succeeded")
@@ -22,7 +23,7 @@ def test_records_are_held_then_written_first(tmp_path):
 
 
 def test_a_failed_set_up_writes_no_file_and_stops_holding(tmp_path):
-    logger = logging.getLogger("mmpar.test_cli.failed")
+    logger = logging.getLogger("test_cli.failed")
     logger.setLevel(logging.INFO)
     try:
         with DeferredLogFile(logger.name) as log:
