@@ -1,0 +1,38 @@
+"""Config files (.py/.json/.yaml) with ``_base_`` inheritance, and ``--cfg-options`` parsing.
+
+The public names and behaviour are mmcv 1.x's (``Config``, ``ConfigDict``, ``DictAction``);
+mmcv's known bugs are fixed: errors name the file and key, ``_delete_`` never leaks into the
+result, ``pretty_text`` is valid Python, and ``--cfg-options`` values are parsed without eval.
+
+Modules: :mod:`.loading` (files, ``_base_`` inheritance, ``merge_dicts``), :mod:`.writer`
+(``pretty_text`` / ``dump``), :mod:`.options` (``DictAction``, ``merge_from_dict``),
+:mod:`.core` (``Config``), :mod:`.config_dict` (``ConfigDict``), :mod:`.errors`.
+"""
+
+from ..plugins import import_modules_from_strings
+from .config_dict import ConfigDict
+from .core import RESERVED_KEYS, Config, PathLike
+from .errors import ConfigError, ConfigOptionError, ConfigSyntaxError
+from .loading import BASE_KEY, DELETE_KEY, SUPPORTED_FORMATS, merge_dicts
+from .options import DictAction
+
+# Pickles, reprs and tracebacks keep naming the public path, as before config was a package.
+for _cls in (Config, ConfigDict, ConfigError, ConfigOptionError, ConfigSyntaxError, DictAction):
+    _cls.__module__ = __name__
+del _cls
+
+__all__ = [
+    "BASE_KEY",
+    "DELETE_KEY",
+    "RESERVED_KEYS",
+    "SUPPORTED_FORMATS",
+    "Config",
+    "ConfigDict",
+    "ConfigError",
+    "ConfigOptionError",
+    "ConfigSyntaxError",
+    "DictAction",
+    "PathLike",
+    "import_modules_from_strings",
+    "merge_dicts",
+]

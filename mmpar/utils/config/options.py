@@ -1,0 +1,269 @@
+"""``--cfg-options``: parsing ``KEY=VALUE`` items (:class:`DictAction`) and applying them.
+
+Values are parsed without eval (:class:`_OptionValueParser`); dotted keys are set into a copy
+of the config by :func:`_apply_options`, which ``Config.merge_from_dict`` uses. A dotted path
+through a missing key that looks like a typo is refused (:func:`_check_new_key`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import difflib
+from typing import Any
+
+from .config_dict import ConfigDict, _to_config_dicts
+from .errors import ConfigOptionError
+from .loading import DELETE_KEY, _import_custom, _strip_delete_keys, merge_dicts
+
+
+def _merges_into(value: Any, target: Any) -> bool:
+    """Whether option ``value`` merges into ``target`` rather than replacing it."""
+    return isinstance(value, dict) and isinstance(target, dict) and not value.get(DELETE_KEY)
+
+
+def _swaps_two_neighbours(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with two adjacent characters swapped (``tset`` → ``test``)."""
+    if len(a) != len(b) or len(a) < 3:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    return (
+        len(diff) == 2
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and (a[diff[1]] == b[diff[0]])
+    )
+
+
+def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> None:
+    """Refuse to create the missing dict ``parts[depth]`` when it is most likely a typo.
+
+    Options may add new keys (``fp16.loss_scale=512`` creates ``fp16``), but a path that
+    indexes into the missing key as if it were a list (``data.trian.pipeline.0.type``), or
+    whose missing key is one edit away from an existing one (``data.trian`` vs ``train``),
+    would silently create a dict nobody reads.
+
+    Raises:
+        ConfigOptionError: Naming the missing key, its parent's keys and close matches.
+    """
+    part = parts[depth]
+    siblings = [str(k) for k in node]
+    close = difflib.get_close_matches(part, siblings, n=3, cutoff=0.8)
+    # difflib rates a swap of two neighbouring letters low (``tset`` vs ``test``: 0.75).
+    close += [s for s in siblings if s not in close and _swaps_two_neighbours(part, s)]
+    indexes_a_list = any(p.isdigit() for p in parts[depth + 1 :])
+    if not close and not indexes_a_list:
+        return
+    parent = ".".join(parts[:depth]) or "the config"
+    if close:
+        hint = f" Did you mean: {', '.join(close)}?"
+    else:
+        hint = " A list index cannot follow a key that does not exist."
+    raise ConfigOptionError(
+        f'Option "{full_key}": "{".".join(parts[: depth + 1])}" does not exist ({parent} has '
+        f"keys {', '.join(siblings) or 'none'}).{hint}"
+    )
+
+
+def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: bool) -> None:
+    """Set ``cfg[a][b][c] = value`` for ``full_key='a.b.c'`` (see ``merge_from_dict``)."""
+    if not isinstance(full_key, str):
+        raise ConfigOptionError(f"Option key {full_key!r} must be a str")
+    parts = full_key.split(".")
+    if any(part == "" for part in parts):
+        raise ConfigOptionError(
+            f'Malformed option key "{full_key}": empty part; use dotted names like "a.b.c"'
+        )
+    node: Any = cfg
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        here = ".".join(parts[: depth + 1])
+        if isinstance(node, dict):
+            key: Any = part
+            if not last and part not in node:
+                _check_new_key(node, full_key, parts, depth)
+                node[part] = ConfigDict()
+        elif isinstance(node, list) and allow_list_keys:
+            if not part.isdigit():
+                raise ConfigOptionError(
+                    f'Option "{full_key}": "{".".join(parts[:depth])}" is a list, so "{part}" '
+                    f"must be an index"
+                )
+            key = int(part)
+            if key >= len(node):
+                raise ConfigOptionError(
+                    f'Option "{full_key}": index {key} is out of range for '
+                    f'"{".".join(parts[:depth])}" (a list of {len(node)} items)'
+                )
+        else:
+            parent = ".".join(parts[:depth])
+            raise ConfigOptionError(
+                f'Option "{full_key}": cannot set "{here}" because "{parent}" is a '
+                f"{type(node).__name__} ({node!r}), not a dict"
+                + (" or list" if allow_list_keys else "")
+                + f'; set "{parent}" as a whole instead'
+            )
+        if last:
+            current = node.get(key) if isinstance(node, dict) else node[key]
+            if _merges_into(value, current):
+                value = merge_dicts(value, current, allow_list_keys, here)
+            node[key] = _to_config_dicts(_strip_delete_keys(value))
+            return
+        node = node[key]
+
+
+def _apply_options(cfg: ConfigDict, options: dict, allow_list_keys: bool) -> ConfigDict:
+    """Return a copy of ``cfg`` with the dotted-key ``options`` set (see ``merge_from_dict``).
+
+    ``cfg`` is left unchanged, also when an option is refused.
+    """
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict, but got {type(options).__name__}")
+    cfg = copy.deepcopy(cfg)
+    for full_key, value in options.items():
+        _set_dotted(cfg, full_key, value, allow_list_keys)
+    if any(key.split(".")[0] == "custom_imports" for key in options):
+        # Options may add plugins (--cfg-options custom_imports.imports=[my_pkg.hooks]);
+        # import them as loading a config file does. Modules already imported are no-ops.
+        _import_custom(cfg, "--cfg-options")
+    return cfg
+
+
+class _OptionValueParser:
+    """Parse a ``--cfg-options`` value: scalars, ``a,b`` lists, ``[..]`` lists, ``(..)`` tuples.
+
+    No eval: scalars become int, float, bool (``true``/``false`` in any case), None
+    (``None``/``none``) or str. Text in matching quotes is a str as written.
+    """
+
+    _CLOSERS = {"[": "]", "(": ")"}
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def parse(self) -> Any:
+        if self.text.strip() == "":
+            return ""
+        items, had_comma = self._sequence(closer=None)
+        return items[0] if len(items) == 1 and not had_comma else items
+
+    def _fail(self, message: str) -> ValueError:
+        return ValueError(f"{message} at position {self.pos} of {self.text!r}")
+
+    def _skip_spaces(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def _peek(self) -> str | None:
+        return self.text[self.pos] if self.pos < len(self.text) else None
+
+    def _sequence(self, closer: str | None) -> tuple[list, bool]:
+        items: list = []
+        had_comma = False
+        while True:
+            self._skip_spaces()
+            char = self._peek()
+            if char is None:
+                if closer:
+                    raise self._fail(f'missing closing "{closer}"')
+                if had_comma and not items:
+                    raise self._fail("empty element")
+                return items, had_comma
+            if closer and char == closer:
+                return items, had_comma
+            items.append(self._item())
+            self._skip_spaces()
+            char = self._peek()
+            if char == ",":
+                self.pos += 1
+                had_comma = True
+            elif char is None or char == closer:
+                continue
+            else:
+                raise self._fail(f'unexpected "{char}"')
+
+    def _item(self) -> Any:
+        char = self._peek()
+        if char in self._CLOSERS:
+            self.pos += 1
+            closer = self._CLOSERS[char]
+            items, _ = self._sequence(closer)
+            self.pos += 1  # the closer
+            return items if char == "[" else tuple(items)
+        if char in ("]", ")"):
+            raise self._fail(f'unmatched "{char}"')
+        if char in ('"', "'"):
+            end = self.text.find(char, self.pos + 1)
+            if end < 0:
+                raise self._fail(f"missing closing quote {char}")
+            value = self.text[self.pos + 1 : end]
+            self.pos = end + 1
+            return value
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in ",[]()":
+            self.pos += 1
+        atom = self.text[start : self.pos].strip()
+        if atom == "":
+            raise self._fail("empty element")
+        if self._peek() in ("[", "("):
+            raise self._fail(f'unexpected "{self._peek()}" after "{atom}"')
+        return _parse_scalar(atom)
+
+
+def _parse_scalar(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if text in ("None", "none"):
+        return None
+    return text
+
+
+class DictAction(argparse.Action):
+    """argparse action that collects ``KEY=VALUE`` items into a dict (``--cfg-options``).
+
+    Values are parsed without eval: ``1`` → int, ``0.1``/``1e-3`` → float, ``true``/``False``
+    → bool, ``None``/``none`` → None, ``a,b,c`` → list, ``[(1,2),[a,b],c]`` → nested lists and
+    tuples, anything else → str. Repeating the option adds to the same dict.
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> _ = parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+        >>> parser.parse_args(['--cfg-options', 'model.depth=50', 'lr=[0.1,0.01]']).cfg_options
+        {'model.depth': 50, 'lr': [0.1, 0.01]}
+    """
+
+    @staticmethod
+    def _parse_iterable(val: str) -> Any:
+        """Parse one option value (mmcv's name); raises ValueError on malformed brackets."""
+        return _OptionValueParser(val).parse()
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        """Parse ``values`` (``KEY=VALUE`` strings) into the namespace's dict."""
+        current = getattr(namespace, self.dest, None)
+        options = dict(current) if isinstance(current, dict) else {}
+        for item in [values] if isinstance(values, str) else values:
+            key, sep, raw = item.partition("=")
+            key = key.strip()
+            if not sep:
+                raise argparse.ArgumentError(self, f'"{item}" is not of the form KEY=VALUE')
+            if not key or any(part == "" for part in key.split(".")):
+                raise argparse.ArgumentError(
+                    self, f'"{item}" has a malformed key "{key}"; use dotted names like a.b.c'
+                )
+            try:
+                options[key] = self._parse_iterable(raw)
+            except ValueError as err:
+                raise argparse.ArgumentError(self, f'"{item}": {err}') from err
+        setattr(namespace, self.dest, options)
