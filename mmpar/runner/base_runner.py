@@ -334,9 +334,9 @@ class BaseRunner(HookRegistrationMixin, ResumeMixin, metaclass=ABCMeta):
         """The loaders the phases' steps get (called once per run, before ``before_run``)."""
         return data_loaders
 
-    @abstractmethod
     def _train_steps_left(self) -> int:
-        """Train steps (epochs or iterations) left before the limit is reached."""
+        """Train steps (epochs or iterations) left before the limit (for ``_run_workflow``)."""
+        raise NotImplementedError  # not abstract: mmcv-style subclasses with their own run()
 
     def _begin_phase(self) -> None:
         """Called when a workflow phase begins."""

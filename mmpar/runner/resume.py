@@ -10,12 +10,10 @@ train iterator is made, the RNG states right after that.
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any, Callable
 
-import torch
 from torch.optim import Optimizer
 
 from .checkpoint import find_latest_checkpoint, load_checkpoint, save_checkpoint, update_latest_link
@@ -125,16 +123,6 @@ class ResumeMixin:
     next batch's position, kept by the loop), ``_train_loader`` and ``_resume``.
     """
 
-    model: torch.nn.Module
-    optimizer: Union[Optimizer, dict, None]
-    meta: dict | None
-    logger: logging.Logger
-    work_dir: str | None
-    _hooks: list[Hook]
-    _next_position: dict[str, int]
-    _train_loader: Any
-    _resume: ResumeState
-
     def resume_state(self) -> dict:
         """Return the exact-resume state stored under ``mmpar_state`` in checkpoints.
 
@@ -143,7 +131,7 @@ class ResumeMixin:
         """
         pending = self._resume
         sampler_state = None
-        if pending.start_batch is not None:
+        if pending.start_batch is not None:  # not applied yet: the saved state still holds
             sampler_state = pending.sampler
         elif self._train_loader is not None:
             sampler, _ = find_resumable_sampler(self._train_loader)
