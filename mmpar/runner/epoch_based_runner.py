@@ -2,47 +2,18 @@
 
 from __future__ import annotations
 
-import difflib
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 
 from .base_runner import BaseRunner
 from .builder import RUNNERS
-
-VALID_MODES = ("train", "val")
-
-
-def check_workflow(data_loaders: Any, workflow: Any) -> None:
-    """Validate ``workflow`` (``[('train', 2), ('val', 1)]``) against the data loaders.
-
-    Raises:
-        TypeError: ``data_loaders`` or ``workflow`` is not a list.
-        ValueError: Lengths differ, a mode is unknown, or a count is not a positive int.
-    """
-    if not isinstance(data_loaders, (list, tuple)):
-        raise TypeError(f"data_loaders must be a list, but got {type(data_loaders).__name__}")
-    if not isinstance(workflow, (list, tuple)):
-        raise TypeError(f"workflow must be a list of (mode, count), got {type(workflow).__name__}")
-    if len(data_loaders) != len(workflow):
-        raise ValueError(
-            f"workflow has {len(workflow)} phases but {len(data_loaders)} data loaders were given; "
-            "pass one data loader per workflow phase"
-        )
-    for phase in workflow:
-        if not (isinstance(phase, (list, tuple)) and len(phase) == 2):
-            raise ValueError(f"each workflow phase must be (mode, count), got {phase!r}")
-        mode, count = phase
-        if mode not in VALID_MODES:
-            close = difflib.get_close_matches(str(mode), VALID_MODES, n=1, cutoff=0.5)
-            hint = f" Did you mean: {close[0]}?" if close else ""
-            raise ValueError(
-                f"unknown workflow mode {mode!r} in {phase!r}; valid modes are "
-                f"{list(VALID_MODES)}.{hint}"
-            )
-        if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
-            raise ValueError(f"workflow phase {phase!r}: the count must be a positive int")
+from .loaders import start_loader_iter
+from .resume import numbered_checkpoint_saver
+from .validation import VALID_MODES as VALID_MODES
+from .validation import check_workflow as check_workflow
 
 
 @RUNNERS.register_module()
@@ -61,9 +32,9 @@ class EpochBasedRunner(BaseRunner):
         self.data_loader = data_loader
         self._max_iters = self._max_epochs * len(data_loader)
         self.call_hook("before_train_epoch")
-        start = (self._pending_resume or {}).get("inner_iter", 0)
+        start, data_iter = self._train_iterator(data_loader)
         completed = True
-        for i, data_batch in enumerate(self._train_iterator(data_loader), start=start):
+        for i, data_batch in enumerate(data_iter, start=start):
             self.data_batch = data_batch
             self._inner_iter = i
             self.call_hook("before_train_iter")
@@ -84,6 +55,22 @@ class EpochBasedRunner(BaseRunner):
         self.call_hook("after_train_epoch")
         self._epoch += 1
 
+    def _train_iterator(self, data_loader: Any) -> tuple[int, Iterator]:
+        """Return the train loader's first batch index and iterator: the resumed ones once."""
+        self._train_loader = data_loader
+        position = self._resume.take_loader_position()
+        if position is None:
+            return 0, iter(data_loader)
+        start, sampler_state = position
+        if start <= 0:
+            # Saved at an epoch boundary, before the run created this epoch's iterator: restore
+            # the RNG first, so that creating it draws what the uninterrupted run drew.
+            self._restore_rng()
+            return start, iter(data_loader)
+        data_iter = start_loader_iter(data_loader, start, sampler_state, self.logger)
+        self._restore_rng()
+        return start, data_iter
+
     @torch.no_grad()
     def val(self, data_loader: Any, **kwargs: Any) -> None:
         """Run one validation epoch under ``torch.no_grad()``."""
@@ -101,57 +88,27 @@ class EpochBasedRunner(BaseRunner):
         self.call_hook("after_val_epoch")
 
     def run(
-        self,
-        data_loaders: list,
-        workflow: list,
-        max_epochs: int | None = None,
-        **kwargs: Any,
+        self, data_loaders: list, workflow: list, max_epochs: int | None = None, **kwargs: Any
     ) -> None:
-        """Run the workflow until ``max_epochs`` training epochs are done.
+        """Run ``workflow`` until ``max_epochs`` epochs are trained (see :meth:`BaseRunner.run`).
 
-        Args:
-            data_loaders: One loader per workflow phase.
-            workflow: ``[(mode, epochs), ...]``, e.g. ``[('train', 2), ('val', 1)]``.
-            max_epochs: Deprecated; set it in the constructor.
-            **kwargs: Passed to ``train_step``/``val_step``.
+        A phase ``('train', 2)`` trains 2 epochs. ``max_epochs`` here is deprecated: set it in
+        the constructor.
         """
-        check_workflow(data_loaders, workflow)
-        self._run_limit("max_epochs", max_epochs)
+        self._run_workflow(data_loaders, workflow, "max_epochs", max_epochs, kwargs)
+
+    def _phase_loaders(self, data_loaders: list, workflow: list) -> list:
+        """The loaders as given; ``max_iters`` follows from the train loader's length."""
         for (mode, _), loader in zip(workflow, data_loaders):
             if mode == "train":
                 self._max_iters = self._max_epochs * len(loader)
                 break
-        self.logger.info("workflow: %s, max: %d epochs", workflow, self._max_epochs)
-        self._begin_run()
-        self.call_hook("before_run")
-        try:
-            while self._epoch < self._max_epochs and not self.should_stop:
-                for (mode, epochs), loader in zip(workflow, data_loaders):
-                    epoch_runner = getattr(self, mode)
-                    for _ in range(epochs):
-                        if self.should_stop or (
-                            mode == "train" and self._epoch >= self._max_epochs
-                        ):
-                            break
-                        epoch_runner(loader, **kwargs)
-        finally:
-            self.call_hook("after_run")
+        return data_loaders
 
-    def save_checkpoint(
-        self,
-        out_dir: str,
-        filename_tmpl: str = "epoch_{}.pth",
-        save_optimizer: bool = True,
-        meta: dict | None = None,
-        create_symlink: bool = True,
-    ) -> str:
-        """Save ``out_dir/filename_tmpl.format(epoch + 1)`` and point ``latest.pth`` at it.
+    def _train_steps_left(self) -> int:
+        return self._max_epochs - self._epoch
 
-        Returns:
-            The path written.
-        """
-        filename = filename_tmpl.format(self._epoch + 1)
-        return self._save_checkpoint_file(out_dir, filename, save_optimizer, meta, create_symlink)
+    save_checkpoint = numbered_checkpoint_saver("epoch_{}.pth", "epoch")
 
 
 @RUNNERS.register_module()

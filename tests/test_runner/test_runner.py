@@ -6,7 +6,6 @@ import torch
 import torch.nn as nn
 
 from mmpar.runner import (
-    HOOKS,
     RUNNERS,
     EpochBasedRunner,
     Hook,
@@ -121,78 +120,6 @@ def test_get_hook_info_lists_stages_and_priorities(make_runner):
     info = runner.get_hook_info()
     assert "after_train_iter:" in info and "VERY_HIGH" in info and "NanGuardHook" in info
     assert "before_run:" not in info
-
-
-@HOOKS.register_module()
-class ZzstepLrUpdaterHook(Hook):
-    def __init__(self, step, by_epoch=True):
-        self.step, self.by_epoch = step, by_epoch
-
-
-@HOOKS.register_module()
-class CamelPolicyMomentumUpdaterHook(Hook):
-    def __init__(self, by_epoch=True):
-        self.by_epoch = by_epoch
-
-
-@HOOKS.register_module()
-class H4ListLoggerHook(Hook):
-    def __init__(self, interval=10, by_epoch=True):
-        self.interval, self.by_epoch = interval, by_epoch
-
-
-def _types_and_priorities(runner):
-    return [(type(h).__name__, h.priority) for h in runner.hooks]
-
-
-def test_register_training_hooks_types_priorities_and_config_conventions(make_runner):
-    runner = make_runner()
-    lr_config = dict(policy="zzstep", step=[1])
-    runner.register_training_hooks(
-        lr_config=lr_config,
-        optimizer_config=dict(grad_clip=None),
-        checkpoint_config=dict(interval=1),
-        log_config=dict(interval=7, hooks=[dict(type="H4ListLoggerHook")]),
-        momentum_config=dict(policy="CamelPolicy"),
-        custom_hooks_config=[dict(type="DistSamplerSeedHook", priority="HIGHEST")],
-    )
-    assert lr_config == dict(policy="zzstep", step=[1])  # not mutated
-    assert _types_and_priorities(runner) == [
-        ("DistSamplerSeedHook", 0),
-        ("ZzstepLrUpdaterHook", 10),
-        ("NanGuardHook", 10),
-        ("CamelPolicyMomentumUpdaterHook", 30),
-        ("OptimizerHook", 40),
-        ("CheckpointHook", 50),
-        ("IterTimerHook", 70),
-        ("H4ListLoggerHook", 90),
-    ]
-    assert runner.hooks[-1].interval == 7
-
-
-def test_nan_guard_and_timer_can_be_disabled(make_runner):
-    runner = make_runner()
-    runner.register_training_hooks(None, nan_guard_config=None, timer_config=None)
-    assert runner.hooks == []
-    runner.register_training_hooks(None, nan_guard_config=False)
-    assert _types_and_priorities(runner) == [("IterTimerHook", 70)]
-
-
-def test_iter_runner_defaults_hooks_to_by_epoch_false(make_runner):
-    runner = make_runner("iter", max_iters=4)
-    runner.register_training_hooks(
-        dict(policy="zzstep", step=[1]),
-        checkpoint_config=dict(interval=2),
-        log_config=dict(interval=1, hooks=[dict(type="H4ListLoggerHook")]),
-    )
-    by_epoch = {type(h).__name__: getattr(h, "by_epoch", None) for h in runner.hooks}
-    assert by_epoch["ZzstepLrUpdaterHook"] is False
-    assert by_epoch["CheckpointHook"] is False and by_epoch["H4ListLoggerHook"] is False
-
-
-def test_lr_config_without_policy_is_a_clear_error(make_runner):
-    with pytest.raises(KeyError, match="policy"):
-        make_runner().register_training_hooks(dict(step=[1]))
 
 
 # ------------------------------------------------------------------------ epoch runner

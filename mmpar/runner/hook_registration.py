@@ -1,0 +1,185 @@
+"""Config to hooks: the runner's mmcv 1.x ``register_*_hook(s)`` methods, as a mixin.
+
+Each method builds a hook from its config dict (or takes a ready Hook instance) and registers
+it at its fixed priority; :meth:`HookRegistrationMixin.register_training_hooks` does all of
+them from the usual config keys.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from typing import Any, Union
+
+from mmpar.utils.registry import config_error_context
+
+from .hooks import HOOKS, Hook
+
+HookConfig = Union[dict, Hook, None]
+
+
+class HookRegistrationMixin:
+    """The ``register_*`` methods of BaseRunner that turn config dicts into hooks.
+
+    Needs from the runner: ``register_hook(hook, priority)``.
+    """
+
+    # ``by_epoch`` that register_training_hooks gives the LR, momentum, checkpoint and logger
+    # configs that do not set it (IterBasedRunner: False); None keeps the hooks' own default.
+    _config_by_epoch: bool | None = None
+
+    def register_hook_from_cfg(self, hook_cfg: dict) -> None:
+        """Build a hook from a config dict (``priority`` key optional) and register it."""
+        hook_cfg = copy.deepcopy(hook_cfg)
+        priority = hook_cfg.pop("priority", "NORMAL")
+        self.register_hook(HOOKS.build(hook_cfg), priority=priority)
+
+    def register_lr_hook(self, lr_config: HookConfig) -> None:
+        """Register the LR updater (``policy='step'`` → ``StepLrUpdaterHook``), VERY_HIGH."""
+        self._register_policy_hook(lr_config, "LrUpdaterHook", "lr_config", "VERY_HIGH")
+
+    def register_momentum_hook(self, momentum_config: HookConfig) -> None:
+        """Register the momentum updater (``policy`` → ``<Policy>MomentumUpdaterHook``), HIGH."""
+        self._register_policy_hook(
+            momentum_config, "MomentumUpdaterHook", "momentum_config", "HIGH"
+        )
+
+    def _register_policy_hook(
+        self, cfg: HookConfig, suffix: str, cfg_name: str, priority: str
+    ) -> None:
+        if cfg is None:
+            return
+        if isinstance(cfg, dict):
+            cfg = copy.deepcopy(cfg)
+            if "policy" not in cfg:
+                raise KeyError(
+                    f'{cfg_name} needs a "policy" key (e.g. policy="step"), got keys {sorted(cfg)}'
+                )
+            policy = cfg.pop("policy")
+            # mmcv: 'step' → 'Step'; names already in CamelCase ('CosineAnnealing') stay.
+            name = (
+                policy.title() if isinstance(policy, str) and policy == policy.lower() else policy
+            )
+            cfg["type"] = f"{name}{suffix}"
+            if HOOKS.get(cfg["type"]) is None:
+                policies = [n[: -len(suffix)] for n in HOOKS.module_dict if n.endswith(suffix)]
+                close = difflib.get_close_matches(str(name), policies, n=3, cutoff=0.5)
+                hint = f" Did you mean: {', '.join(close)}?" if close else ""
+                raise KeyError(
+                    f'unknown policy "{policy}" (no {cfg["type"]} in the hook registry).{hint} '
+                    f"Known policies: {', '.join(sorted(policies))}"
+                )
+            hook = HOOKS.build(cfg)
+        else:
+            hook = cfg
+        self.register_hook(hook, priority=priority)
+
+    def _register_typed_hook(self, cfg: HookConfig, default_type: str, priority: str) -> None:
+        if cfg is None:
+            return
+        if isinstance(cfg, dict):
+            cfg = copy.deepcopy(cfg)
+            cfg.setdefault("type", default_type)
+            hook = HOOKS.build(cfg)
+        else:
+            hook = cfg
+        self.register_hook(hook, priority=priority)
+
+    def register_optimizer_hook(self, optimizer_config: HookConfig) -> None:
+        """Register the optimizer hook (default type ``OptimizerHook``), ABOVE_NORMAL."""
+        self._register_typed_hook(optimizer_config, "OptimizerHook", "ABOVE_NORMAL")
+
+    def register_checkpoint_hook(self, checkpoint_config: HookConfig) -> None:
+        """Register the checkpoint hook (default type ``CheckpointHook``), NORMAL."""
+        self._register_typed_hook(checkpoint_config, "CheckpointHook", "NORMAL")
+
+    def register_timer_hook(self, timer_config: HookConfig) -> None:
+        """Register the iteration timer (default type ``IterTimerHook``), LOW."""
+        self._register_typed_hook(timer_config, "IterTimerHook", "LOW")
+
+    def register_nan_guard_hook(self, nan_guard_config: Union[dict, Hook, bool, None]) -> None:
+        """Register the NaN guard (default type ``NanGuardHook``), VERY_HIGH; None/False: off."""
+        if nan_guard_config is None or nan_guard_config is False:
+            return
+        if nan_guard_config is True:
+            nan_guard_config = {}
+        self._register_typed_hook(nan_guard_config, "NanGuardHook", "VERY_HIGH")
+
+    def register_logger_hooks(self, log_config: dict | None) -> None:
+        """Register ``log_config['hooks']`` with ``interval=log_config['interval']``, VERY_LOW."""
+        if log_config is None:
+            return
+        if "interval" not in log_config or "hooks" not in log_config:
+            raise KeyError(
+                'log_config needs "interval" and "hooks", e.g. '
+                f"dict(interval=50, hooks=[dict(type='TextLoggerHook')]); got {sorted(log_config)}"
+            )
+        for info in log_config["hooks"]:
+            if isinstance(info, Hook):
+                self.register_hook(info, priority="VERY_LOW")
+                continue
+            hook = HOOKS.build(
+                copy.deepcopy(info), default_args={"interval": log_config["interval"]}
+            )
+            self.register_hook(hook, priority="VERY_LOW")
+
+    def register_custom_hooks(self, custom_config: Union[list, dict, Hook, None]) -> None:
+        """Register user hooks: dicts (with optional ``priority``) or Hook instances (NORMAL)."""
+        if custom_config is None:
+            return
+        if not isinstance(custom_config, list):
+            custom_config = [custom_config]
+        for item in custom_config:
+            if isinstance(item, dict):
+                self.register_hook_from_cfg(item)
+            else:
+                self.register_hook(item, priority="NORMAL")
+
+    def register_training_hooks(
+        self,
+        lr_config: HookConfig,
+        optimizer_config: HookConfig = None,
+        checkpoint_config: HookConfig = None,
+        log_config: dict | None = None,
+        momentum_config: HookConfig = None,
+        timer_config: HookConfig = {"type": "IterTimerHook"},  # noqa: B006
+        custom_hooks_config: Union[list, dict, Hook, None] = None,
+        nan_guard_config: Union[dict, Hook, bool, None] = {"type": "NanGuardHook"},  # noqa: B006
+    ) -> None:
+        """Register the default training hooks from config dicts (mmcv 1.x keys).
+
+        Priorities: LR VERY_HIGH, NaN guard VERY_HIGH, momentum HIGH, optimizer ABOVE_NORMAL,
+        checkpoint NORMAL, timer LOW, loggers VERY_LOW; custom hooks as configured.
+        Every config is also accepted as a Hook instance; None leaves that hook out (the
+        defaults are copied, never mutated). ``nan_guard_config=None`` (or False) disables the
+        NaN guard. An IterBasedRunner gives the LR, momentum, checkpoint and logger configs
+        ``by_epoch=False`` unless they set it.
+
+        Errors name the config key whose hook failed to build (``log_config: ...``).
+        """
+        if self._config_by_epoch is not None:
+            lr_config, momentum_config, checkpoint_config = (
+                self._with_by_epoch(cfg) for cfg in (lr_config, momentum_config, checkpoint_config)
+            )
+            if log_config is not None:
+                log_config = copy.deepcopy(log_config)
+                log_config["hooks"] = [self._with_by_epoch(h) for h in log_config.get("hooks", [])]
+        for key, register, config in (
+            ("lr_config", self.register_lr_hook, lr_config),
+            ("nan_guard_config", self.register_nan_guard_hook, nan_guard_config),
+            ("momentum_config", self.register_momentum_hook, momentum_config),
+            ("optimizer_config", self.register_optimizer_hook, optimizer_config),
+            ("checkpoint_config", self.register_checkpoint_hook, checkpoint_config),
+            ("timer_config", self.register_timer_hook, timer_config),
+            ("log_config", self.register_logger_hooks, log_config),
+            ("custom_hooks", self.register_custom_hooks, custom_hooks_config),
+        ):
+            with config_error_context(key):
+                register(config)
+
+    def _with_by_epoch(self, cfg: Any) -> Any:
+        """A copy of config dict ``cfg`` with ``by_epoch`` defaulted; Hooks and None as given."""
+        if isinstance(cfg, dict):
+            cfg = copy.deepcopy(cfg)
+            cfg.setdefault("by_epoch", self._config_by_epoch)
+        return cfg

@@ -1,0 +1,295 @@
+"""Checkpoints and exact resume for the runners: ResumeState and the runner's save/load/resume.
+
+A checkpoint holds mmcv 1.x's ``meta``, ``state_dict`` and ``optimizer``, plus ``mmpar_state``:
+the position of the next batch (``epoch``, ``iter``, ``inner_iter``), the RNG states, the train
+sampler's ``state_dict`` and every stateful hook's, by hook key. ``resume()`` reads it into a
+:class:`ResumeState`; the run applies each part once, at the point where the uninterrupted run
+had it: hook states before ``before_run``, the sampler state and batch position when the first
+train iterator is made, the RNG states right after that.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from torch.optim import Optimizer
+
+from .checkpoint import find_latest_checkpoint, load_checkpoint, save_checkpoint, update_latest_link
+from .hooks import Hook
+from .loaders import find_resumable_sampler
+from .utils import get_rng_state, set_rng_state
+
+RESUME_STATE_VERSION = 1
+
+
+@dataclass
+class ResumeState:
+    """The parts of a checkpoint's ``mmpar_state`` still to be applied, each handed out once.
+
+    Attributes:
+        start_batch: Batches of the resumed epoch already trained, where the first train
+            iterator starts; None once it has (or when there is nothing to resume).
+        sampler: The train sampler's ``state_dict`` at the saved point; goes with
+            ``start_batch``.
+        rng: RNG states (:func:`mmpar.runner.utils.get_rng_state`); None once restored.
+        hooks: ``state_dict`` of each stateful hook by hook key (class name, ``#1``, ``#2``
+            for repeats); None once the run has handed them out for good.
+    """
+
+    start_batch: int | None = None
+    sampler: dict | None = None
+    rng: dict | None = None
+    hooks: dict[str, dict] | None = None
+
+    @classmethod
+    def from_checkpoint(cls, state: dict) -> ResumeState:
+        """Read the ``mmpar_state`` dict of a checkpoint."""
+        return cls(
+            start_batch=int(state["inner_iter"]),
+            sampler=state.get("sampler"),
+            rng=state.get("rng"),
+            hooks=dict(state.get("hooks") or {}),
+        )
+
+    def take_loader_position(self) -> tuple[int, dict | None] | None:
+        """Return ``(start_batch, sampler)`` the first time, None afterwards."""
+        if self.start_batch is None:
+            return None
+        position = (self.start_batch, self.sampler)
+        self.start_batch = self.sampler = None
+        return position
+
+    def take_rng(self) -> dict | None:
+        """Return the RNG states the first time, None afterwards."""
+        rng, self.rng = self.rng, None
+        return rng
+
+    def take_hook_states(self) -> dict[str, dict] | None:
+        """Return the hook states the first time, None afterwards (``hooks`` peeks)."""
+        hooks, self.hooks = self.hooks, None
+        return hooks
+
+
+def _hook_keys(hooks: list[Hook]) -> dict[str, Hook]:
+    """Hooks by checkpoint key: class name, with ``#1``, ``#2`` for repeats."""
+    counts: dict[str, int] = {}
+    keyed = {}
+    for hook in hooks:
+        name = type(hook).__name__
+        n = counts.get(name, 0)
+        counts[name] = n + 1
+        keyed[name if n == 0 else f"{name}#{n}"] = hook
+    return keyed
+
+
+def numbered_checkpoint_saver(default_tmpl: str, counter: str) -> Callable[..., str]:
+    """Make a runner's ``save_checkpoint`` that numbers files by ``counter`` (e.g. ``'epoch'``).
+
+    The epoch and iteration runners differ only in the default file name and the counter;
+    each keeps mmcv's signature with its own ``filename_tmpl`` default.
+    """
+    attr = f"_{counter}"
+
+    def save_checkpoint(
+        self: Any,
+        out_dir: str,
+        filename_tmpl: str = default_tmpl,
+        save_optimizer: bool = True,
+        meta: dict | None = None,
+        create_symlink: bool = True,
+    ) -> str:
+        """Save ``out_dir/filename_tmpl.format(n)`` and point ``latest.pth`` at it.
+
+        ``n`` is the 1-based number of the current epoch (EpochBasedRunner, default
+        ``'epoch_{}.pth'``) or iteration (IterBasedRunner, ``'iter_{}.pth'``).
+
+        Returns:
+            The path written.
+        """
+        filename = filename_tmpl.format(getattr(self, attr) + 1)
+        return self._save_checkpoint_file(out_dir, filename, save_optimizer, meta, create_symlink)
+
+    save_checkpoint.__qualname__ = "save_checkpoint"
+    return save_checkpoint
+
+
+class ResumeMixin:
+    """BaseRunner's checkpoint side: save, load, resume, and the exact-resume state.
+
+    Needs from the runner: ``model``, ``optimizer``, ``meta``, ``logger``, ``work_dir``,
+    ``_hooks``, the counters ``_epoch``/``_iter``/``_inner_iter``, ``_next_position`` (the
+    next batch's position, kept by the loop), ``_train_loader`` and ``_resume``.
+    """
+
+    def resume_state(self) -> dict:
+        """Return the exact-resume state stored under ``mmpar_state`` in checkpoints.
+
+        Saved after ``resume()`` but before training applied the resumed sampler and RNG
+        states (e.g. a best checkpoint of an evaluation in ``before_run``), it holds those.
+        """
+        pending = self._resume
+        sampler_state = None
+        if pending.start_batch is not None:  # not applied yet: the saved state still holds
+            sampler_state = pending.sampler
+        elif self._train_loader is not None:
+            sampler, _ = find_resumable_sampler(self._train_loader)
+            if sampler is not None:
+                sampler_state = sampler.state_dict()
+        hooks = {}
+        for key, hook in _hook_keys(self._hooks).items():
+            state = hook.state_dict()
+            if state:
+                hooks[key] = state
+        return {
+            "version": RESUME_STATE_VERSION,
+            **self._next_position,
+            "rng": pending.rng if pending.rng is not None else get_rng_state(),
+            "sampler": sampler_state,
+            "hooks": hooks,
+        }
+
+    def _save_checkpoint_file(
+        self,
+        out_dir: str,
+        filename: str,
+        save_optimizer: bool,
+        meta: dict | None,
+        create_symlink: bool,
+    ) -> str:
+        if meta is None:
+            meta = {}
+        elif not isinstance(meta, dict):
+            raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
+        meta = dict(meta)
+        if self.meta is not None:
+            meta.update(self.meta)
+        # mmcv 1.x meaning: epochs and iterations completed.
+        meta.update(epoch=self._next_position["epoch"], iter=self._next_position["iter"])
+        filepath = os.path.join(out_dir, filename)
+        optimizer = self.optimizer if save_optimizer else None
+        save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())
+        if create_symlink:
+            update_latest_link(out_dir, filename)
+        return filepath
+
+    def load_checkpoint(
+        self,
+        filename: str,
+        map_location: Any = "cpu",
+        strict: bool = False,
+        revise_keys: Any = ((r"^module\.", ""),),
+        weights_only: bool = True,
+    ) -> dict:
+        """Load weights into the model (see :func:`mmpar.runner.load_checkpoint`)."""
+        self.logger.info("load checkpoint from %s", filename)
+        return load_checkpoint(
+            self.model, filename, map_location, strict, self.logger, revise_keys, weights_only
+        )
+
+    def resume(
+        self,
+        checkpoint: str,
+        resume_optimizer: bool = True,
+        map_location: Any = "cpu",
+        weights_only: bool = True,
+    ) -> dict | None:
+        """Restore model, optimizer, counters, RNG, sampler and hook states from a checkpoint.
+
+        Args:
+            checkpoint: Path, or ``'auto'`` for the newest loadable checkpoint in ``work_dir``
+                (training starts from scratch when there is none).
+            resume_optimizer: Also restore the optimizer state(s).
+            map_location: Passed to ``torch.load``.
+            weights_only: See :func:`mmpar.runner.load_checkpoint`.
+
+        Returns:
+            The checkpoint dict, or None when ``'auto'`` found nothing.
+
+        The weights must fit the model exactly (``strict``): resuming continues the same run.
+        Hook states are handed to the registered hooks now and again when ``run()`` starts,
+        so hooks registered after ``resume()`` get theirs too. Sampler and RNG states are
+        applied when the first training epoch creates its iterator.
+        """
+        if checkpoint == "auto":
+            found = (
+                find_latest_checkpoint(self.work_dir, logger=self.logger) if self.work_dir else None
+            )
+            if found is None:
+                self.logger.info("auto-resume: no checkpoint in %s, starting fresh", self.work_dir)
+                return None
+            checkpoint = found
+        ckpt = self.load_checkpoint(
+            checkpoint, map_location=map_location, strict=True, weights_only=weights_only
+        )
+        meta = ckpt.get("meta") or {}
+        state = ckpt.get("mmpar_state")
+        if state:
+            position = {k: int(state[k]) for k in ("epoch", "iter", "inner_iter")}
+            self._resume = ResumeState.from_checkpoint(state)
+        else:
+            position = {"epoch": int(meta.get("epoch", 0)), "iter": int(meta.get("iter", 0))}
+            position["inner_iter"] = 0
+            self._resume = ResumeState()
+            self.logger.warning(
+                "%s has no mmpar_state (an mmcv 1.x checkpoint?): resuming at the start of epoch "
+                "%d / iter %d without RNG, sampler or hook state",
+                checkpoint,
+                position["epoch"],
+                position["iter"],
+            )
+        self._epoch, self._iter = position["epoch"], position["iter"]
+        self._inner_iter = position["inner_iter"]
+        self._next_position = dict(position)
+        if self.meta is None:
+            self.meta = {}
+        self.meta.setdefault("hook_msgs", {})
+        self.meta["hook_msgs"].update(meta.get("hook_msgs", {}))
+        if resume_optimizer and "optimizer" in ckpt and self.optimizer is not None:
+            self._load_optimizer_state(ckpt["optimizer"], checkpoint)
+        self._restore_hook_states(final=False)
+        self.logger.info(
+            "resumed from %s at epoch %d, iter %d", checkpoint, self._epoch, self._iter
+        )
+        return ckpt
+
+    def _load_optimizer_state(self, state: dict, source: str) -> None:
+        if isinstance(self.optimizer, Optimizer):
+            self.optimizer.load_state_dict(state)
+            return
+        missing = [k for k in self.optimizer if k not in state]  # type: ignore[union-attr]
+        if missing:
+            raise KeyError(f"{source} has no optimizer state for {missing}; it has {list(state)}")
+        for name, optim in self.optimizer.items():  # type: ignore[union-attr]
+            optim.load_state_dict(state[name])
+
+    def _restore_hook_states(self, final: bool) -> None:
+        """Load the resumed hook states into the hooks; ``final``: hand them out for good.
+
+        Called by ``resume()`` and again when ``run()`` starts, so hooks registered after
+        ``resume()`` get theirs too; the final call warns about states no hook took.
+        """
+        states = self._resume.take_hook_states() if final else self._resume.hooks
+        if states is None:
+            return
+        keyed = _hook_keys(self._hooks)
+        for key, state in states.items():
+            if key in keyed:
+                keyed[key].load_state_dict(state)
+        if final:
+            unused = sorted(set(states) - set(keyed))
+            if unused:
+                self.logger.warning(
+                    "checkpoint has state for hooks that are not registered: %s", unused
+                )
+
+    def _restore_rng(self) -> None:
+        """Restore the resumed RNG states, once the train iterators exist.
+
+        Creating an iterator draws from torch's RNG (worker base seed), which the
+        checkpointed run had done before the saved point, too.
+        """
+        rng = self._resume.take_rng()
+        if rng is not None:
+            set_rng_state(rng)

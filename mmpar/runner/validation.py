@@ -1,0 +1,136 @@
+"""Checks of what users hand a runner: constructor arguments, work_dir and the workflow."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import warnings
+from typing import Any, Callable
+
+from torch.optim import Optimizer
+
+from mmpar.parallel import is_module_wrapper
+
+VALID_MODES = ("train", "val")
+
+
+def check_workflow(data_loaders: Any, workflow: Any) -> None:
+    """Validate ``workflow`` (``[('train', 2), ('val', 1)]``) against the data loaders.
+
+    Raises:
+        TypeError: ``data_loaders`` or ``workflow`` is not a list.
+        ValueError: Lengths differ, a mode is unknown, or a count is not a positive int.
+    """
+    if not isinstance(data_loaders, (list, tuple)):
+        raise TypeError(f"data_loaders must be a list, but got {type(data_loaders).__name__}")
+    if not isinstance(workflow, (list, tuple)):
+        raise TypeError(f"workflow must be a list of (mode, count), got {type(workflow).__name__}")
+    if len(data_loaders) != len(workflow):
+        raise ValueError(
+            f"workflow has {len(workflow)} phases but {len(data_loaders)} data loaders were given; "
+            "pass one data loader per workflow phase"
+        )
+    for phase in workflow:
+        if not (isinstance(phase, (list, tuple)) and len(phase) == 2):
+            raise ValueError(f"each workflow phase must be (mode, count), got {phase!r}")
+        mode, count = phase
+        if mode not in VALID_MODES:
+            close = difflib.get_close_matches(str(mode), VALID_MODES, n=1, cutoff=0.5)
+            hint = f" Did you mean: {close[0]}?" if close else ""
+            raise ValueError(
+                f"unknown workflow mode {mode!r} in {phase!r}; valid modes are "
+                f"{list(VALID_MODES)}.{hint}"
+            )
+        if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+            raise ValueError(f"workflow phase {phase!r}: the count must be a positive int")
+
+
+def check_runner_args(
+    model: Any,
+    batch_processor: Callable | None,
+    optimizer: Any,
+    meta: Any,
+    max_iters: Any,
+    max_epochs: Any,
+) -> None:
+    """Check BaseRunner's constructor arguments (see its docstring for what each must be).
+
+    Raises:
+        TypeError: Wrong model/optimizer/meta/batch_processor types.
+        ValueError: Both or non-positive ``max_epochs``/``max_iters``.
+    """
+    inner = model.module if is_module_wrapper(model) else model
+    if batch_processor is not None:
+        if not callable(batch_processor):
+            raise TypeError(
+                f"batch_processor must be callable, but got {type(batch_processor).__name__}"
+            )
+        warnings.warn(
+            "batch_processor is deprecated; implement model.train_step/val_step instead",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    elif not hasattr(inner, "train_step"):
+        raise TypeError(
+            f"model {type(inner).__name__} has no train_step(data_batch, optimizer) method; "
+            "define train_step/val_step on the model or pass a batch_processor"
+        )
+    _check_optimizer(optimizer)
+    if meta is not None and not isinstance(meta, dict):
+        raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
+    if max_epochs is not None and max_iters is not None:
+        raise ValueError(
+            "Only one of max_epochs and max_iters can be set "
+            f"(got max_epochs={max_epochs}, max_iters={max_iters})"
+        )
+    _check_positive_int("max_epochs", max_epochs)
+    _check_positive_int("max_iters", max_iters)
+
+
+def _check_positive_int(name: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive int or None, but got {value!r}")
+
+
+def _check_optimizer(optimizer: Any) -> None:
+    if optimizer is None or isinstance(optimizer, Optimizer):
+        return
+    if isinstance(optimizer, dict):
+        for name, optim in optimizer.items():
+            if not isinstance(optim, Optimizer):
+                raise TypeError(
+                    f'optimizer["{name}"] must be a torch Optimizer, but got {type(optim).__name__}'
+                )
+        return
+    raise TypeError(
+        "optimizer must be a torch Optimizer, a dict of them or None, "
+        f"but got {type(optimizer).__name__}"
+    )
+
+
+def prepare_work_dir(work_dir: Any) -> str | None:
+    """Return ``work_dir`` as an absolute path, created if missing (None stays None).
+
+    Raises:
+        TypeError: ``work_dir`` is not a str or path.
+        PermissionError: It cannot be created or written.
+    """
+    if work_dir is None:
+        return None
+    if not isinstance(work_dir, (str, os.PathLike)):
+        raise TypeError(f"work_dir must be a str or None, but got {type(work_dir).__name__}")
+    path = os.path.abspath(os.fspath(work_dir))
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as err:
+        raise PermissionError(
+            f'cannot create work_dir "{path}": {err.strerror}; choose a writable directory'
+        ) from err
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise PermissionError(f'work_dir "{path}" is not writable; choose another directory')
+    return path
+
+
+__all__ = ["VALID_MODES", "check_runner_args", "check_workflow", "prepare_work_dir"]
