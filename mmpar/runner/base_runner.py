@@ -2,15 +2,15 @@
 
 Construction, the counters, the hook list and ``call_hook``, one step (``run_iter``) and the
 run around the workflow's phases. The phases' steps (``train``/``val``) live in
-``epoch_based_runner.py`` and ``iter_based_runner.py``; checkpoints and exact resume in
-``resume.py``; building hooks from configs in ``hook_registration.py``.
+``epoch_based_runner.py`` and ``iter_based_runner.py``; checkpoint files in
+``runner_checkpoint.py``; exact resume in ``resume.py``; the hook list and building hooks from
+configs in ``hook_registration.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import warnings
 from abc import ABCMeta, abstractmethod
 from operator import attrgetter
 from typing import Any, Callable, Union
@@ -26,13 +26,14 @@ from .hook_registration import HookRegistrationMixin
 from .hooks import Hook
 from .loaders import find_resumable_sampler, set_loader_epoch, start_loader_iter
 from .log_buffer import LogBuffer
-from .priority import Priority, get_priority
+from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
 from .resume import RESUME_STATE_VERSION, ResumeMixin, ResumeState
+from .runner_checkpoint import CheckpointMixin
 from .utils import get_time_str
-from .validation import check_runner_args, check_workflow, prepare_work_dir
+from .validation import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
 
 
-class BaseRunner(HookRegistrationMixin, ResumeMixin, metaclass=ABCMeta):
+class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=ABCMeta):
     """State, hooks, checkpointing and resume shared by all runners (mmcv 1.x API).
 
     Args:
@@ -130,69 +131,16 @@ class BaseRunner(HookRegistrationMixin, ResumeMixin, metaclass=ABCMeta):
             **kwargs: Passed to ``train_step``/``val_step``.
         """
 
-    @abstractmethod
-    def save_checkpoint(
-        self,
-        out_dir: str,
-        filename_tmpl: str,
-        save_optimizer: bool = True,
-        meta: dict | None = None,
-        create_symlink: bool = True,
-    ) -> None:
-        """Save a checkpoint into ``out_dir``."""
-
     # ------------------------------------------------------------------------- optimizer
-    def _param_group_values(self, fn: Callable[[dict], float], what: str) -> Union[list, dict]:
-        if self.optimizer is None:
-            raise RuntimeError(f"{what} is not applicable because the runner has no optimizer")
-        if isinstance(self.optimizer, Optimizer):
-            return [fn(group) for group in self.optimizer.param_groups]
-        return {
-            name: [fn(group) for group in optim.param_groups]
-            for name, optim in self.optimizer.items()
-        }
-
     def current_lr(self) -> Union[list, dict]:
         """Learning rate of every param group (a dict of lists for a dict of optimizers)."""
-        return self._param_group_values(lambda g: g["lr"], "lr")
+        return param_group_values(self.optimizer, group_lr, "lr")
 
     def current_momentum(self) -> Union[list, dict]:
         """Momentum (or Adam's beta1) of every param group; 0 when the optimizer has none."""
-
-        def momentum(group: dict) -> float:
-            if "momentum" in group:
-                return group["momentum"]
-            if "betas" in group:
-                return group["betas"][0]
-            return 0
-
-        return self._param_group_values(momentum, "momentum")
+        return param_group_values(self.optimizer, group_momentum_or_zero, "momentum")
 
     # ----------------------------------------------------------------------------- hooks
-    def register_hook(self, hook: Hook, priority: Union[int, str, Priority] = "NORMAL") -> None:
-        """Insert ``hook`` by priority; equal priorities keep their registration order.
-
-        Raises:
-            TypeError: ``hook`` is not a :class:`Hook`.
-            ValueError: ``hook`` already has a ``priority`` (registered twice?).
-        """
-        if not isinstance(hook, Hook):
-            raise TypeError(f"hook must be a Hook instance, but got {type(hook).__name__}")
-        if hasattr(hook, "priority"):
-            raise ValueError(
-                f'{type(hook).__name__} already has a "priority" attribute: it is reserved for '
-                "the runner (was this hook instance registered twice?)"
-            )
-        hook.priority = get_priority(priority)  # type: ignore[attr-defined]
-        index = len(self._hooks)
-        while index > 0 and self._hooks[index - 1].priority > hook.priority:  # type: ignore
-            index -= 1
-        self._hooks.insert(index, hook)
-        self._stage_cache_key = -1
-        self._step_context_hooks = [
-            h for h in self._hooks if callable(getattr(h, "train_step_context", None))
-        ]
-
     def call_hook(self, fn_name: str) -> None:
         """Call stage ``fn_name`` (e.g. ``'after_train_iter'``) on every hook in order.
 
@@ -203,30 +151,6 @@ class BaseRunner(HookRegistrationMixin, ResumeMixin, metaclass=ABCMeta):
             self._rebuild_stage_cache()
         for hook in self._stage_hooks.get(fn_name, self._hooks):
             getattr(hook, fn_name)(self)
-
-    def _rebuild_stage_cache(self) -> None:
-        triggered = [(h, set(h.get_triggered_stages()) | set(vars(h))) for h in self._hooks]
-        # ``vars(h)``: stage methods assigned on the instance count as overrides too.
-        self._stage_hooks = {
-            stage: [h for h, stages in triggered if stage in stages] for stage in Hook.stages
-        }
-        self._stage_cache_key = len(self._hooks)
-
-    def get_hook_info(self) -> str:
-        """Return a table of which hooks run at each stage, with their priorities."""
-        stage_hooks: dict[str, list[str]] = {stage: [] for stage in Hook.stages}
-        for hook in self._hooks:
-            try:
-                level = Priority(hook.priority).name  # type: ignore[attr-defined]
-            except ValueError:
-                level = str(hook.priority)  # type: ignore[attr-defined]
-            for stage in hook.get_triggered_stages():
-                stage_hooks[stage].append(f"({level:<12}) {type(hook).__name__:<35}")
-        lines = []
-        for stage, hooks in stage_hooks.items():
-            if hooks:
-                lines.append(f"{stage}:\n" + "\n".join(hooks) + "\n" + "-" * 50)
-        return "\n".join(lines)
 
     def _train_step_context(self) -> contextlib.AbstractContextManager:
         """Contexts hooks ask to wrap ``train_step`` in (``Hook.train_step_context(runner)``)."""
@@ -286,7 +210,7 @@ class BaseRunner(HookRegistrationMixin, ResumeMixin, metaclass=ABCMeta):
         calls ``self.train``/``self.val`` n times: n epochs or n iterations, by runner.
         """
         check_workflow(data_loaders, workflow)
-        limit = self._run_limit(limit_name, limit)
+        limit = resolve_run_limit(self, limit_name, limit)
         self.logger.info("workflow: %s, max: %d %s", workflow, limit, limit_name[len("max_") :])
         self.logger.info(
             "Start running, work_dir: %s, hooks:\n%s", self.work_dir, self.get_hook_info()
@@ -299,24 +223,6 @@ class BaseRunner(HookRegistrationMixin, ResumeMixin, metaclass=ABCMeta):
             self._run_phases(loaders, workflow, kwargs)
         finally:
             self.call_hook("after_run")
-
-    def _run_limit(self, name: str, value: int | None) -> int:
-        """Apply the deprecated ``run(max_epochs/max_iters=...)`` argument; return the limit.
-
-        Raises:
-            ValueError: The limit is set neither here nor in the constructor.
-        """
-        if value is not None:
-            warnings.warn(
-                f"setting {name} in run() is deprecated; pass it to the runner constructor",
-                DeprecationWarning,
-                stacklevel=4,
-            )
-            setattr(self, f"_{name}", value)
-        limit = getattr(self, f"_{name}")
-        if limit is None:
-            raise ValueError(f"{name} must be set (in the runner constructor) to run")
-        return limit
 
     def _run_phases(self, loaders: list, workflow: list, kwargs: dict) -> None:
         while self._train_steps_left() > 0 and not self.should_stop:

@@ -11,7 +11,7 @@ import torch
 from .base_runner import BaseRunner
 from .builder import RUNNERS
 from .loaders import start_loader_iter
-from .resume import numbered_checkpoint_saver
+from .runner_checkpoint import numbered_checkpoint_saver
 from .validation import VALID_MODES as VALID_MODES
 from .validation import check_workflow as check_workflow
 

@@ -1,8 +1,9 @@
-"""Config to hooks: the runner's mmcv 1.x ``register_*_hook(s)`` methods, as a mixin.
+"""Registering hooks: the runner's mmcv 1.x ``register_hook`` and ``register_*_hook(s)``.
 
-Each method builds a hook from its config dict (or takes a ready Hook instance) and registers
-it at its fixed priority; :meth:`HookRegistrationMixin.register_training_hooks` does all of
-them from the usual config keys.
+``register_hook`` keeps the hook list sorted by priority; each ``register_*`` method builds a
+hook from its config dict (or takes a ready Hook instance) and registers it at its fixed
+priority; :meth:`HookRegistrationMixin.register_training_hooks` does all of them from the usual
+config keys.
 """
 
 from __future__ import annotations
@@ -14,19 +15,69 @@ from typing import Any, Union
 from mmpar.utils.registry import config_error_context
 
 from .hooks import HOOKS, Hook
+from .priority import Priority, get_priority
 
 HookConfig = Union[dict, Hook, None]
 
 
 class HookRegistrationMixin:
-    """The ``register_*`` methods of BaseRunner that turn config dicts into hooks.
+    """BaseRunner's hook list: registration by priority, and the ``register_*`` config methods.
 
-    Needs from the runner: ``register_hook(hook, priority)``.
+    Needs from the runner: ``_hooks`` (the list, in call order), ``_step_context_hooks``,
+    ``_stage_hooks`` and ``_stage_cache_key`` (the per-stage lists ``call_hook`` reads).
     """
 
     # ``by_epoch`` that register_training_hooks gives the LR, momentum, checkpoint and logger
     # configs that do not set it (IterBasedRunner: False); None keeps the hooks' own default.
     _config_by_epoch: bool | None = None
+
+    def register_hook(self, hook: Hook, priority: Union[int, str, Priority] = "NORMAL") -> None:
+        """Insert ``hook`` by priority; equal priorities keep their registration order.
+
+        Raises:
+            TypeError: ``hook`` is not a :class:`Hook`.
+            ValueError: ``hook`` already has a ``priority`` (registered twice?).
+        """
+        if not isinstance(hook, Hook):
+            raise TypeError(f"hook must be a Hook instance, but got {type(hook).__name__}")
+        if hasattr(hook, "priority"):
+            raise ValueError(
+                f'{type(hook).__name__} already has a "priority" attribute: it is reserved for '
+                "the runner (was this hook instance registered twice?)"
+            )
+        hook.priority = get_priority(priority)  # type: ignore[attr-defined]
+        index = len(self._hooks)
+        while index > 0 and self._hooks[index - 1].priority > hook.priority:  # type: ignore
+            index -= 1
+        self._hooks.insert(index, hook)
+        self._stage_cache_key = -1
+        self._step_context_hooks = [
+            h for h in self._hooks if callable(getattr(h, "train_step_context", None))
+        ]
+
+    def _rebuild_stage_cache(self) -> None:
+        triggered = [(h, set(h.get_triggered_stages()) | set(vars(h))) for h in self._hooks]
+        # ``vars(h)``: stage methods assigned on the instance count as overrides too.
+        self._stage_hooks = {
+            stage: [h for h, stages in triggered if stage in stages] for stage in Hook.stages
+        }
+        self._stage_cache_key = len(self._hooks)
+
+    def get_hook_info(self) -> str:
+        """Return a table of which hooks run at each stage, with their priorities."""
+        stage_hooks: dict[str, list[str]] = {stage: [] for stage in Hook.stages}
+        for hook in self._hooks:
+            try:
+                level = Priority(hook.priority).name  # type: ignore[attr-defined]
+            except ValueError:
+                level = str(hook.priority)  # type: ignore[attr-defined]
+            for stage in hook.get_triggered_stages():
+                stage_hooks[stage].append(f"({level:<12}) {type(hook).__name__:<35}")
+        lines = []
+        for stage, hooks in stage_hooks.items():
+            if hooks:
+                lines.append(f"{stage}:\n" + "\n".join(hooks) + "\n" + "-" * 50)
+        return "\n".join(lines)
 
     def register_hook_from_cfg(self, hook_cfg: dict) -> None:
         """Build a hook from a config dict (``priority`` key optional) and register it."""

@@ -9,7 +9,7 @@ import torch
 from .base_runner import BaseRunner
 from .builder import RUNNERS
 from .loaders import IterLoader as IterLoader
-from .resume import numbered_checkpoint_saver
+from .runner_checkpoint import numbered_checkpoint_saver
 
 
 @RUNNERS.register_module()

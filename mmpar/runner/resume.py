@@ -1,4 +1,4 @@
-"""Checkpoints and exact resume for the runners: ResumeState and the runner's save/load/resume.
+"""Exact resume for the runners: ResumeState and the runner's ``resume()``.
 
 A checkpoint holds mmcv 1.x's ``meta``, ``state_dict`` and ``optimizer``, plus ``mmpar_state``:
 the position of the next batch (``epoch``, ``iter``, ``inner_iter``), the RNG states, the train
@@ -10,13 +10,10 @@ train iterator is made, the RNG states right after that.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from torch.optim import Optimizer
-
-from .checkpoint import find_latest_checkpoint, load_checkpoint, save_checkpoint, update_latest_link
+from .checkpoint import find_latest_checkpoint
 from .hooks import Hook
 from .loaders import find_resumable_sampler
 from .utils import get_rng_state, set_rng_state
@@ -84,43 +81,13 @@ def _hook_keys(hooks: list[Hook]) -> dict[str, Hook]:
     return keyed
 
 
-def numbered_checkpoint_saver(default_tmpl: str, counter: str) -> Callable[..., str]:
-    """Make a runner's ``save_checkpoint`` that numbers files by ``counter`` (e.g. ``'epoch'``).
-
-    The epoch and iteration runners differ only in the default file name and the counter;
-    each keeps mmcv's signature with its own ``filename_tmpl`` default.
-    """
-    attr = f"_{counter}"
-
-    def save_checkpoint(
-        self: Any,
-        out_dir: str,
-        filename_tmpl: str = default_tmpl,
-        save_optimizer: bool = True,
-        meta: dict | None = None,
-        create_symlink: bool = True,
-    ) -> str:
-        """Save ``out_dir/filename_tmpl.format(n)`` and point ``latest.pth`` at it.
-
-        ``n`` is the 1-based number of the current epoch (EpochBasedRunner, default
-        ``'epoch_{}.pth'``) or iteration (IterBasedRunner, ``'iter_{}.pth'``).
-
-        Returns:
-            The path written.
-        """
-        filename = filename_tmpl.format(getattr(self, attr) + 1)
-        return self._save_checkpoint_file(out_dir, filename, save_optimizer, meta, create_symlink)
-
-    save_checkpoint.__qualname__ = "save_checkpoint"
-    return save_checkpoint
-
-
 class ResumeMixin:
-    """BaseRunner's checkpoint side: save, load, resume, and the exact-resume state.
+    """BaseRunner's exact resume: ``resume()``, and the state checkpoints carry for it.
 
     Needs from the runner: ``model``, ``optimizer``, ``meta``, ``logger``, ``work_dir``,
     ``_hooks``, the counters ``_epoch``/``_iter``/``_inner_iter``, ``_next_position`` (the
-    next batch's position, kept by the loop), ``_train_loader`` and ``_resume``.
+    next batch's position, kept by the loop), ``_train_loader``, ``_resume``, and
+    ``load_checkpoint()`` / ``_load_optimizer_state()`` (:mod:`mmpar.runner.runner_checkpoint`).
     """
 
     def resume_state(self) -> dict:
@@ -149,44 +116,6 @@ class ResumeMixin:
             "sampler": sampler_state,
             "hooks": hooks,
         }
-
-    def _save_checkpoint_file(
-        self,
-        out_dir: str,
-        filename: str,
-        save_optimizer: bool,
-        meta: dict | None,
-        create_symlink: bool,
-    ) -> str:
-        if meta is None:
-            meta = {}
-        elif not isinstance(meta, dict):
-            raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
-        meta = dict(meta)
-        if self.meta is not None:
-            meta.update(self.meta)
-        # mmcv 1.x meaning: epochs and iterations completed.
-        meta.update(epoch=self._next_position["epoch"], iter=self._next_position["iter"])
-        filepath = os.path.join(out_dir, filename)
-        optimizer = self.optimizer if save_optimizer else None
-        save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())
-        if create_symlink:
-            update_latest_link(out_dir, filename)
-        return filepath
-
-    def load_checkpoint(
-        self,
-        filename: str,
-        map_location: Any = "cpu",
-        strict: bool = False,
-        revise_keys: Any = ((r"^module\.", ""),),
-        weights_only: bool = True,
-    ) -> dict:
-        """Load weights into the model (see :func:`mmpar.runner.load_checkpoint`)."""
-        self.logger.info("load checkpoint from %s", filename)
-        return load_checkpoint(
-            self.model, filename, map_location, strict, self.logger, revise_keys, weights_only
-        )
 
     def resume(
         self,
@@ -253,16 +182,6 @@ class ResumeMixin:
             "resumed from %s at epoch %d, iter %d", checkpoint, self._epoch, self._iter
         )
         return ckpt
-
-    def _load_optimizer_state(self, state: dict, source: str) -> None:
-        if isinstance(self.optimizer, Optimizer):
-            self.optimizer.load_state_dict(state)
-            return
-        missing = [k for k in self.optimizer if k not in state]  # type: ignore[union-attr]
-        if missing:
-            raise KeyError(f"{source} has no optimizer state for {missing}; it has {list(state)}")
-        for name, optim in self.optimizer.items():  # type: ignore[union-attr]
-            optim.load_state_dict(state[name])
 
     def _restore_hook_states(self, final: bool) -> None:
         """Load the resumed hook states into the hooks; ``final``: hand them out for good.

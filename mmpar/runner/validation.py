@@ -1,4 +1,4 @@
-"""Checks of what users hand a runner: constructor arguments, work_dir and the workflow."""
+"""Checks of what users hand a runner: constructor and run() arguments, work_dir, workflow."""
 
 from __future__ import annotations
 
@@ -134,3 +134,28 @@ def prepare_work_dir(work_dir: Any) -> str | None:
 
 
 __all__ = ["VALID_MODES", "check_runner_args", "check_workflow", "prepare_work_dir"]
+
+
+def resolve_run_limit(runner: Any, name: str, value: int | None) -> int:
+    """Apply the deprecated ``run(max_epochs/max_iters=...)`` argument; return the limit.
+
+    Args:
+        runner: The runner; its ``_max_epochs``/``_max_iters`` is read and, if ``value`` is
+            given, set.
+        name: ``'max_epochs'`` or ``'max_iters'``.
+        value: The value passed to ``run()`` (None when not passed).
+
+    Raises:
+        ValueError: The limit is set neither in ``run()`` nor in the constructor.
+    """
+    if value is not None:
+        warnings.warn(
+            f"setting {name} in run() is deprecated; pass it to the runner constructor",
+            DeprecationWarning,
+            stacklevel=4,  # resolve_run_limit <- _run_workflow <- run() <- the user's call
+        )
+        setattr(runner, f"_{name}", value)
+    limit = getattr(runner, f"_{name}")
+    if limit is None:
+        raise ValueError(f"{name} must be set (in the runner constructor) to run")
+    return limit

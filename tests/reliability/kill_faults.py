@@ -38,7 +38,7 @@ from typing import Any
 
 import torch
 
-import mmpar.runner.resume as resume
+import mmpar.runner.runner_checkpoint as runner_checkpoint
 from mmpar.datasets import PIPELINES
 from mmpar.runner import HOOKS, Hook
 
@@ -120,14 +120,14 @@ def _install_save_fault(pattern: str, action: str) -> None:
 
 
 def _install_link_fault(pattern: str) -> None:
-    real_link = resume.update_latest_link
+    real_link = runner_checkpoint.update_latest_link
 
     def faulty_link(out_dir: str, filename: str, *args: Any, **kwargs: Any) -> str:
         if fnmatch.fnmatch(filename, pattern):
             _fire()
         return real_link(out_dir, filename, *args, **kwargs)
 
-    resume.update_latest_link = faulty_link
+    runner_checkpoint.update_latest_link = faulty_link
 
 
 if _KIND == "save":

@@ -1,0 +1,115 @@
+"""The runner's checkpoint files: mmcv 1.x's ``save_checkpoint`` and ``load_checkpoint``.
+
+Every file the runner writes also carries the exact-resume state
+(:meth:`mmpar.runner.resume.ResumeMixin.resume_state`) under ``mmpar_state``.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABCMeta, abstractmethod
+from typing import Any, Callable
+
+from torch.optim import Optimizer
+
+from .checkpoint import load_checkpoint, save_checkpoint, update_latest_link
+
+
+def numbered_checkpoint_saver(default_tmpl: str, counter: str) -> Callable[..., str]:
+    """Make a runner's ``save_checkpoint`` that numbers files by ``counter`` (e.g. ``'epoch'``).
+
+    The epoch and iteration runners differ only in the default file name and the counter;
+    each keeps mmcv's signature with its own ``filename_tmpl`` default.
+    """
+    attr = f"_{counter}"
+
+    def save_checkpoint(
+        self: Any,
+        out_dir: str,
+        filename_tmpl: str = default_tmpl,
+        save_optimizer: bool = True,
+        meta: dict | None = None,
+        create_symlink: bool = True,
+    ) -> str:
+        """Save ``out_dir/filename_tmpl.format(n)`` and point ``latest.pth`` at it.
+
+        ``n`` is the 1-based number of the current epoch (EpochBasedRunner, default
+        ``'epoch_{}.pth'``) or iteration (IterBasedRunner, ``'iter_{}.pth'``).
+
+        Returns:
+            The path written.
+        """
+        filename = filename_tmpl.format(getattr(self, attr) + 1)
+        return self._save_checkpoint_file(out_dir, filename, save_optimizer, meta, create_symlink)
+
+    save_checkpoint.__qualname__ = "save_checkpoint"
+    return save_checkpoint
+
+
+class CheckpointMixin(metaclass=ABCMeta):
+    """BaseRunner's checkpoint files: write one (and ``latest.pth``), load weights from one.
+
+    ``_load_optimizer_state`` puts a checkpoint's optimizer state(s) back (for resume).
+
+    Needs from the runner: ``model``, ``optimizer``, ``meta``, ``logger``, ``_next_position``
+    and ``resume_state()``.
+    """
+
+    @abstractmethod
+    def save_checkpoint(
+        self,
+        out_dir: str,
+        filename_tmpl: str,
+        save_optimizer: bool = True,
+        meta: dict | None = None,
+        create_symlink: bool = True,
+    ) -> None:
+        """Save a checkpoint into ``out_dir``."""
+
+    def _save_checkpoint_file(
+        self,
+        out_dir: str,
+        filename: str,
+        save_optimizer: bool,
+        meta: dict | None,
+        create_symlink: bool,
+    ) -> str:
+        if meta is None:
+            meta = {}
+        elif not isinstance(meta, dict):
+            raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
+        meta = dict(meta)
+        if self.meta is not None:
+            meta.update(self.meta)
+        # mmcv 1.x meaning: epochs and iterations completed.
+        meta.update(epoch=self._next_position["epoch"], iter=self._next_position["iter"])
+        filepath = os.path.join(out_dir, filename)
+        optimizer = self.optimizer if save_optimizer else None
+        save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())
+        if create_symlink:
+            update_latest_link(out_dir, filename)
+        return filepath
+
+    def load_checkpoint(
+        self,
+        filename: str,
+        map_location: Any = "cpu",
+        strict: bool = False,
+        revise_keys: Any = ((r"^module\.", ""),),
+        weights_only: bool = True,
+    ) -> dict:
+        """Load weights into the model (see :func:`mmpar.runner.load_checkpoint`)."""
+        self.logger.info("load checkpoint from %s", filename)
+        return load_checkpoint(
+            self.model, filename, map_location, strict, self.logger, revise_keys, weights_only
+        )
+
+    def _load_optimizer_state(self, state: dict, source: str) -> None:
+        if isinstance(self.optimizer, Optimizer):
+            self.optimizer.load_state_dict(state)
+            return
+        missing = [k for k in self.optimizer if k not in state]  # type: ignore[union-attr]
+        if missing:
+            raise KeyError(f"{source} has no optimizer state for {missing}; it has {list(state)}")
+        for name, optim in self.optimizer.items():  # type: ignore[union-attr]
+            optim.load_state_dict(state[name])
