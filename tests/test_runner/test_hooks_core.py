@@ -11,7 +11,6 @@ from mmpar.runner import (
     DistSamplerSeedHook,
     Fp16OptimizerHook,
     GradientCumulativeOptimizerHook,
-    Hook,
     IterTimerHook,
     NanGuardHook,
     OptimizerHook,
@@ -302,65 +301,3 @@ def test_nan_guard_stops_before_step_and_save(make_runner, make_loader, tmp_path
     last = torch.load(work / "latest.pth", weights_only=True)["state_dict"]
     assert torch.equal(last["linear.weight"], model.linear.weight)  # no step after the NaN
     assert torch.isfinite(model.linear.weight).all()
-
-
-# --------------------------------------------------------------- hook state across resume
-class Counter(Hook):
-    def __init__(self):
-        self.count = 0
-
-    def after_train_iter(self, runner):
-        self.count += 1
-
-    def state_dict(self):
-        return {"count": self.count}
-
-    def load_state_dict(self, state):
-        self.count = state["count"]
-
-
-def test_hook_states_saved_by_key_and_restored_after_late_registration(
-    make_runner, make_loader, tmp_path
-):
-    runner = make_runner(max_epochs=1)
-    c1, c2 = Counter(), Counter()
-    runner.register_hook(c1)
-    runner.register_hook(c2)
-    c2.count = 100
-    runner.run([make_loader(8, 4)], [("train", 1)])
-    path = runner.save_checkpoint(str(tmp_path / "work"))
-    assert torch.load(path, weights_only=True)["mmpar_state"]["hooks"] == {
-        "Counter": {"count": 2},
-        "Counter#1": {"count": 102},
-    }
-    resumed = make_runner(max_epochs=2)
-    resumed.resume(path)
-    n1, n2 = Counter(), Counter()  # registered after resume
-    resumed.register_hook(n1)
-    resumed.register_hook(n2)
-    resumed.run([make_loader(8, 4)], [("train", 1)])
-    assert (n1.count, n2.count) == (4, 104)
-    assert (resumed.epoch, resumed.iter) == (2, 4)
-
-
-def test_resume_from_mmcv_checkpoint_uses_meta_and_warns(
-    make_runner, make_loader, toy_model, tmp_path, test_logger, caplog
-):
-    path = tmp_path / "mmcv.pth"
-    torch.save(
-        {
-            "meta": {"epoch": 1, "iter": 2, "mmcv_version": "1.7.0"},
-            "state_dict": toy_model.state_dict(),
-        },
-        path,
-    )
-    runner = make_runner(max_epochs=2)
-    with caplog.at_level(logging.WARNING, logger=test_logger.name):
-        runner.resume(str(path))
-    assert (runner.epoch, runner.iter) == (1, 2)
-    assert "no mmpar_state" in caplog.text
-    fresh = make_runner(max_epochs=2, work_dir=str(tmp_path / "empty"))
-    assert fresh.resume("auto") is None and fresh.iter == 0  # nothing to resume: start fresh
-    runner.save_checkpoint(str(tmp_path / "empty"))
-    fresh = make_runner(max_epochs=2, work_dir=str(tmp_path / "empty"))
-    assert fresh.resume("auto")["meta"]["iter"] == 2 and (fresh.epoch, fresh.iter) == (1, 2)

@@ -1,5 +1,6 @@
 """Exact resume with real processes: SIGKILL a training run, resume it, compare bit for bit."""
 
+import logging
 import os
 import signal
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from mmpar.runner import find_latest_checkpoint
+from mmpar.runner import Hook, find_latest_checkpoint
 
 SCRIPT = Path(__file__).with_name("_resume_script.py")
 
@@ -78,10 +79,10 @@ def _assert_same_final_state(a_path, b_path):
     assert a["model"].keys() == b["model"].keys()
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
-    for pid, state in a["optimizer"]["state"].items():
-        assert torch.equal(
-            state["momentum_buffer"], b["optimizer"]["state"][pid]["momentum_buffer"]
-        )
+    a_state, b_state = a["optimizer"]["state"], b["optimizer"]["state"]
+    assert a_state and a_state.keys() == b_state.keys()  # every parameter has a momentum buffer
+    for pid, state in a_state.items():
+        assert torch.equal(state["momentum_buffer"], b_state[pid]["momentum_buffer"])
 
 
 @pytest.mark.slow
@@ -121,3 +122,65 @@ def test_kill_during_save_keeps_previous_latest(tmp_path, reference):
     # ... and training resumes from it to the same result as an uninterrupted run.
     _run(_cmd(tmp_path, "crash", "epoch", 0, resume=True))
     _assert_same_final_state(reference("epoch"), tmp_path / "crash.pth")
+
+
+# --------------------------------------------------------------- hook state across resume
+class Counter(Hook):
+    def __init__(self):
+        self.count = 0
+
+    def after_train_iter(self, runner):
+        self.count += 1
+
+    def state_dict(self):
+        return {"count": self.count}
+
+    def load_state_dict(self, state):
+        self.count = state["count"]
+
+
+def test_hook_states_saved_by_key_and_restored_after_late_registration(
+    make_runner, make_loader, tmp_path
+):
+    runner = make_runner(max_epochs=1)
+    c1, c2 = Counter(), Counter()
+    runner.register_hook(c1)
+    runner.register_hook(c2)
+    c2.count = 100
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    path = runner.save_checkpoint(str(tmp_path / "work"))
+    assert torch.load(path, weights_only=True)["mmpar_state"]["hooks"] == {
+        "Counter": {"count": 2},
+        "Counter#1": {"count": 102},
+    }
+    resumed = make_runner(max_epochs=2)
+    resumed.resume(path)
+    n1, n2 = Counter(), Counter()  # registered after resume
+    resumed.register_hook(n1)
+    resumed.register_hook(n2)
+    resumed.run([make_loader(8, 4)], [("train", 1)])
+    assert (n1.count, n2.count) == (4, 104)
+    assert (resumed.epoch, resumed.iter) == (2, 4)
+
+
+def test_resume_from_mmcv_checkpoint_uses_meta_and_warns(
+    make_runner, make_loader, toy_model, tmp_path, test_logger, caplog
+):
+    path = tmp_path / "mmcv.pth"
+    torch.save(
+        {
+            "meta": {"epoch": 1, "iter": 2, "mmcv_version": "1.7.0"},
+            "state_dict": toy_model.state_dict(),
+        },
+        path,
+    )
+    runner = make_runner(max_epochs=2)
+    with caplog.at_level(logging.WARNING, logger=test_logger.name):
+        runner.resume(str(path))
+    assert (runner.epoch, runner.iter) == (1, 2)
+    assert "no mmpar_state" in caplog.text
+    fresh = make_runner(max_epochs=2, work_dir=str(tmp_path / "empty"))
+    assert fresh.resume("auto") is None and fresh.iter == 0  # nothing to resume: start fresh
+    runner.save_checkpoint(str(tmp_path / "empty"))
+    fresh = make_runner(max_epochs=2, work_dir=str(tmp_path / "empty"))
+    assert fresh.resume("auto")["meta"]["iter"] == 2 and (fresh.epoch, fresh.iter) == (1, 2)
