@@ -185,6 +185,11 @@ class ParamScheduleHook(Hook):
         self.base_values: GroupValues = []  # initial value of every param group
         self.regular_values: GroupValues = []  # value without warmup at the current position
         self._restored: dict | None = None  # a loaded state, applied at before_run
+        # mmcv's method names (get_lr, get_regular_lr, get_warmup_lr), looked up at every call
+        # so that a subclass overriding one (as mmdet's YOLOX hook does) is honoured.
+        self._mmcv_names = {
+            what: f"get_{what}{self.value_name}" for what in ("", "regular_", "warmup_")
+        }
 
     # -- the family's value in a param group ----------------------------------------------------
     def get_group_value(self, group: dict) -> float:
@@ -206,14 +211,10 @@ class ParamScheduleHook(Hook):
             f"{type(self).__name__} has no schedule: implement get_{self.value_name}()"
         )
 
-    def _mmcv_method(self, pattern: str) -> Callable:
-        # By name, so that an mmcv subclass overriding e.g. get_warmup_lr is honoured.
-        return getattr(self, pattern.format(self.value_name))
-
     # -- schedule -------------------------------------------------------------------------------
     def regular_values_at(self, runner: Any) -> GroupValues:
         """Scheduled (non-warmup) value of every param group at the runner's position."""
-        policy = self._mmcv_method("get_{}")
+        policy = getattr(self, self._mmcv_names[""])
         return map_groups(self.base_values, lambda base: policy(runner, base))
 
     def warmup_factor(self, cur_iters: int) -> float:
@@ -238,10 +239,10 @@ class ParamScheduleHook(Hook):
                 self.set_group_value(group, value)
 
     def _regular(self, runner: Any) -> GroupValues:
-        return self._mmcv_method("get_regular_{}")(runner)
+        return getattr(self, self._mmcv_names["regular_"])(runner)
 
     def _warmup(self, cur_iter: int) -> GroupValues:
-        return self._mmcv_method("get_warmup_{}")(cur_iter)
+        return getattr(self, self._mmcv_names["warmup_"])(cur_iter)
 
     # -- hook stages ----------------------------------------------------------------------------
     def before_run(self, runner: Any) -> None:

@@ -201,13 +201,14 @@ class StepDecay:
         check_step(type(self).__name__, step)
         self.step = list(step) if isinstance(step, tuple) else step
         self.gamma = gamma
-        setattr(self, f"min_{self.value_name}", minimum)
+        self._min_attr = f"min_{self.value_name}"  # min_lr, min_momentum
+        setattr(self, self._min_attr, minimum)
 
     def scheduled_value(self, runner: Any, base: float) -> float:
         """Return ``base * gamma ** (decays so far)``, clipped at ``min_<value>``."""
         progress = runner.epoch if self.by_epoch else runner.iter
         value = base * self.gamma ** step_exponent(progress, self.step)
-        minimum = getattr(self, f"min_{self.value_name}")
+        minimum = getattr(self, self._min_attr)
         return value if minimum is None else max(value, minimum)
 
 
@@ -222,13 +223,15 @@ class MinTarget:
 
     def _init_target(self, minimum: float | None, ratio: float | None) -> None:
         check_min_or_ratio(type(self).__name__, self.value_name, minimum, ratio)
-        setattr(self, f"min_{self.value_name}", minimum)
-        setattr(self, f"min_{self.value_name}_ratio", ratio)
+        self._target_attrs = (f"min_{self.value_name}", f"min_{self.value_name}_ratio")
+        setattr(self, self._target_attrs[0], minimum)
+        setattr(self, self._target_attrs[1], ratio)
 
     def target_value(self, base: float) -> float:
         """The value the annealing ends at for a group whose base value is ``base``."""
-        ratio = getattr(self, f"min_{self.value_name}_ratio")
-        return base * ratio if ratio is not None else getattr(self, f"min_{self.value_name}")
+        min_attr, ratio_attr = self._target_attrs
+        ratio = getattr(self, ratio_attr)
+        return base * ratio if ratio is not None else getattr(self, min_attr)
 
 
 class AnnealToTarget(MinTarget):
