@@ -364,13 +364,12 @@ class OneCycleLrUpdaterHook(OneCycleMixin, LrUpdaterHook):
         three_phase: bool = False,
         **kwargs: Any,
     ) -> None:
+        owner = type(self).__name__
         self._init_one_cycle(kwargs, pct_start, anneal_strategy, three_phase, max_lr=max_lr)
         if total_steps is not None and (
             isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps <= 0
         ):
-            raise ValueError(
-                f'{type(self).__name__}: "total_steps" must be a positive int, got {total_steps!r}'
-            )
+            raise ValueError(f'{owner}: "total_steps" must be a positive int, got {total_steps!r}')
         self._max_lr = max_lr
         self.total_steps = total_steps
         self.div_factor = div_factor
