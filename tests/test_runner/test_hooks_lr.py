@@ -21,8 +21,6 @@ from mmpar.runner.hooks.lr_updater import (
     PolyLrUpdaterHook,
     StepLrUpdaterHook,
     annealing_cos,
-    annealing_linear,
-    format_param,
 )
 from mmpar.utils.registry import build_from_cfg
 
@@ -259,24 +257,6 @@ def test_linear_annealing_by_iter_and_epoch():
     hook = LinearAnnealingLrUpdaterHook(min_lr=0.02)
     seen = per_epoch(lrs_of(hook, lrs=(0.1, 0.2)))
     assert seen == approx([[0.1, 0.2], [0.08, 0.155], [0.06, 0.11], [0.04, 0.065]])
-
-
-def test_annealing_helpers():
-    assert annealing_cos(1.0, 0.0, 0.0) == approx(1.0)
-    assert annealing_cos(1.0, 0.0, 1.0) == approx(0.0)
-    assert annealing_cos(1.0, 0.0, 0.0, weight=0.5) == approx(0.5)
-    assert annealing_linear(1.0, 0.0, 0.25) == approx(0.75)
-
-
-def test_format_param():
-    opt = sgd(0.1, 0.2)
-    assert format_param("SGD", opt, 0.5) == [0.5, 0.5]
-    assert format_param("SGD", opt, [0.5, 0.6]) == [0.5, 0.6]
-    assert format_param("gen", opt, {"gen": [1, 2]}) == [1, 2]
-    with pytest.raises(ValueError, match='expected 2 values for optimizer "SGD"'):
-        format_param("SGD", opt, [0.5])
-    with pytest.raises(KeyError, match='optimizer "disc" is not found'):
-        format_param("disc", opt, {"gen": 1.0})
 
 
 # ------------------------------------------------------------------------------------------
