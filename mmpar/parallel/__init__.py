@@ -8,13 +8,13 @@ from .registry import MODULE_WRAPPERS, is_module_wrapper
 from .scatter_gather import gather, scatter, scatter_kwargs
 
 __all__ = [
+    "MODULE_WRAPPERS",
     "DataContainer",
-    "collate",
-    "scatter",
-    "scatter_kwargs",
-    "gather",
     "MMDataParallel",
     "MMDistributedDataParallel",
-    "MODULE_WRAPPERS",
+    "collate",
+    "gather",
     "is_module_wrapper",
+    "scatter",
+    "scatter_kwargs",
 ]

@@ -14,7 +14,7 @@ import torch
 
 from .data_container import DataContainer
 
-__all__ = ["scatter", "scatter_kwargs", "gather"]
+__all__ = ["gather", "scatter", "scatter_kwargs"]
 
 Device = Union[int, str, torch.device]
 

@@ -24,14 +24,14 @@ from mmpar.utils.dist import (
 )
 
 __all__ = [
-    "init_dist",
-    "destroy_dist",
-    "get_dist_info",
-    "master_only",
-    "barrier",
     "all_reduce_dict",
+    "barrier",
     "broadcast_object",
     "collect_results",
+    "destroy_dist",
+    "get_dist_info",
+    "init_dist",
+    "master_only",
 ]
 
 LAUNCHERS = ("pytorch", "slurm", "mpi")

@@ -16,13 +16,13 @@ import torch
 import torch.distributed as dist
 
 __all__ = [
-    "is_distributed",
-    "get_dist_info",
-    "master_only",
-    "barrier",
     "all_reduce_dict",
+    "barrier",
     "broadcast_object",
     "collect_results",
+    "get_dist_info",
+    "is_distributed",
+    "master_only",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -7,18 +7,18 @@ from .rng import get_rng, make_rng
 from .transforms import Normalize, RandomCrop, RandomFlip, Resize
 
 __all__ = [
-    "Compose",
     "Collect",
+    "Compose",
     "ImageToTensor",
-    "ToDataContainer",
-    "ToTensor",
-    "to_tensor",
     "LoadImageFromFile",
-    "read_image",
-    "get_rng",
-    "make_rng",
     "Normalize",
     "RandomCrop",
     "RandomFlip",
     "Resize",
+    "ToDataContainer",
+    "ToTensor",
+    "get_rng",
+    "make_rng",
+    "read_image",
+    "to_tensor",
 ]

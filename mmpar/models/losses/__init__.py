@@ -3,4 +3,4 @@
 from .accuracy import accuracy
 from .cross_entropy import CrossEntropyLoss
 
-__all__ = ["accuracy", "CrossEntropyLoss"]
+__all__ = ["CrossEntropyLoss", "accuracy"]

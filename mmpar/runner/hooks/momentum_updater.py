@@ -316,10 +316,10 @@ class OneCycleMomentumUpdaterHook(OneCycleMixin, MomentumUpdaterHook):
 
 
 __all__ = [
-    "MomentumUpdaterHook",
-    "StepMomentumUpdaterHook",
     "CosineAnnealingMomentumUpdaterHook",
-    "LinearAnnealingMomentumUpdaterHook",
     "CyclicMomentumUpdaterHook",
+    "LinearAnnealingMomentumUpdaterHook",
+    "MomentumUpdaterHook",
     "OneCycleMomentumUpdaterHook",
+    "StepMomentumUpdaterHook",
 ]
