@@ -1,4 +1,4 @@
-"""MMDataParallel: single-process data parallel that understands DataContainers."""
+"""MMDataParallel, and the train_step/val_step with DataContainer scatter both wrappers add."""
 
 from __future__ import annotations
 
@@ -12,9 +12,35 @@ from .collate import merge_chunks
 from .registry import MODULE_WRAPPERS
 from .scatter_gather import gather
 from .scatter_gather import scatter_kwargs as scatter_kwargs  # importable here, as in mmcv
-from .wrapper_steps import WrapperStepsMixin
 
 __all__ = ["MMDataParallel"]
+
+
+class WrapperStepsMixin:
+    """``train_step``/``val_step`` on a module wrapper, and DataContainer-aware ``scatter``.
+
+    Put it before the torch wrapper class in the bases. The wrapper defines
+    ``_step(name, inputs, kwargs)``: how the wrapped model's method ``name`` is called on the
+    scattered inputs (``MMDataParallel`` calls it on each device's replica,
+    ``MMDistributedDataParallel`` routes it through DDP's ``forward`` so gradients sync).
+    """
+
+    dim: int
+
+    def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
+        raise NotImplementedError
+
+    def train_step(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Scatter the inputs and call the wrapped model's ``train_step``."""
+        return self._step("train_step", inputs, kwargs)
+
+    def val_step(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Scatter the inputs and call the wrapped model's ``val_step``."""
+        return self._step("val_step", inputs, kwargs)
+
+    def scatter(self, inputs: Any, kwargs: Any, device_ids: Any) -> tuple[tuple, tuple]:
+        """Scatter with :func:`mmpar.parallel.scatter_kwargs` (DataContainer-aware)."""
+        return scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
 
 
 @MODULE_WRAPPERS.register_module()

@@ -10,9 +10,9 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from .collate import merge_chunks
+from .data_parallel import WrapperStepsMixin
 from .registry import MODULE_WRAPPERS
 from .scatter_gather import scatter_kwargs
-from .wrapper_steps import WrapperStepsMixin
 
 __all__ = ["MMDistributedDataParallel"]
 
