@@ -1,12 +1,16 @@
 """tools/test.py (three modes), tools/infer.py and tools/analyze_logs.py on a trained checkpoint."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 from PIL import Image
 
 pytestmark = pytest.mark.slow
+
+# What a rank prints when torch's gloo exit race aborts it (SIGABRT) after its work is done.
+GLOO_EXIT_ABORT = "terminate called without an active exception"
 
 
 @pytest.fixture(scope="module")
@@ -59,23 +63,32 @@ def test_workers_and_torchrun_give_identical_metrics(e2e, digits_run, single_res
     )
     assert e2e.metric_lines(proc.stdout) == metrics
     dist_out = tmp_path / "dist.pkl"
-    proc = e2e.run_tool(
-        *e2e.torchrun_args(
-            2,
-            "tools/test.py",
-            e2e.DIGITS_CONFIG,
-            str(digits_run / "latest.pth"),
-            "--launcher",
-            "pytorch",
-            "--out",
-            str(dist_out),
-            "--metrics",
-            "accuracy",
-            "class_accuracy",
-            "--no-progress",
-        ),
-        timeout=180,
-    )
+
+    def torchrun_test():
+        return e2e.run_tool(
+            *e2e.torchrun_args(
+                2,
+                "tools/test.py",
+                e2e.DIGITS_CONFIG,
+                str(digits_run / "latest.pth"),
+                "--launcher",
+                "pytorch",
+                "--out",
+                str(dist_out),
+                "--metrics",
+                "accuracy",
+                "class_accuracy",
+                "--no-progress",
+            ),
+            timeout=180,
+        )
+
+    proc = torchrun_test()
+    if proc.returncode != 0 and GLOO_EXIT_ABORT in proc.stderr:
+        # torch's gloo exit race (docs/distributed.md, "Known issue"): a rank aborted after its
+        # work was done. Not what this test is about: run once more, with a warning.
+        warnings.warn(f"torchrun test run aborted, run again:\n{proc.stderr[-6000:]}", stacklevel=1)
+        proc = torchrun_test()
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert e2e.metric_lines(proc.stdout) == metrics
     import pickle
