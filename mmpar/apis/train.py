@@ -16,8 +16,6 @@ from mmpar.parallel import MMDataParallel, MMDistributedDataParallel
 from mmpar.utils import get_logger
 from mmpar.utils.registry import config_error_context
 
-from .test import multi_device_test, single_device_test
-
 
 def _local_rank() -> int:
     """The CUDA device of this process under torchrun/slurm (``LOCAL_RANK``), default 0."""
@@ -188,24 +186,11 @@ def _register_eval_hook(runner: Any, cfg: Any, distributed: bool, runner_type: s
     val_loader = build_dataloader(val_dataset, **loader_cfg)
     eval_cfg = dict(cfg.get("evaluation", {}))
     eval_cfg.setdefault("by_epoch", runner_type != "IterBasedRunner")
-    if distributed:
-        eval_cfg.setdefault("test_fn", _quiet(multi_device_test))
-        hook = DistEvalHook(val_loader, **eval_cfg)
-    else:
-        eval_cfg.setdefault("test_fn", _quiet(single_device_test))
-        hook = EvalHook(val_loader, **eval_cfg)
+    # The hooks' default test_fn is the engine's loop without a progress bar, which would
+    # interleave with the training log.
+    hook_cls = DistEvalHook if distributed else EvalHook
+    hook = hook_cls(val_loader, **eval_cfg)
     runner.register_hook(hook, priority="LOW")
-
-
-class _quiet:  # noqa: N801 - used like a function
-    """A test function without its progress bar (it would interleave with the training log)."""
-
-    def __init__(self, fn) -> None:
-        self.fn = fn
-
-    def __call__(self, *args, **kwargs):
-        kwargs.setdefault("progress", False)
-        return self.fn(*args, **kwargs)
 
 
 def build_train_runner(
