@@ -10,7 +10,8 @@ import torch
 from mmpar.utils.dist import broadcast_object
 from mmpar.utils.misc import check_int_arg
 
-from .evaluation import MissingMetricError
+from .best_checkpoint import DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS, infer_rule
+from .evaluation import EvalHook, MissingMetricError
 from .hook import HOOKS, Hook
 
 
@@ -48,12 +49,10 @@ class EarlyStoppingHook(Hook):
         min_delta: float = 0.0,
         stopping_threshold: float | None = None,
     ) -> None:
-        from .evaluation import EvalHook, infer_rule
-
         if not isinstance(monitor, str) or not monitor:
             raise ValueError(f"EarlyStoppingHook: monitor must be a metric name, got {monitor!r}")
         if rule is None:
-            rule = infer_rule(monitor, EvalHook._default_greater_keys, EvalHook._default_less_keys)
+            rule = infer_rule(monitor, DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS)
             if rule is None:
                 raise ValueError(
                     f"EarlyStoppingHook: cannot infer whether greater or less is better for "
@@ -108,8 +107,6 @@ class EarlyStoppingHook(Hook):
 
     @staticmethod
     def _eval_hooks(runner: Any) -> list:
-        from .evaluation import EvalHook
-
         return [h for h in runner.hooks if isinstance(h, EvalHook)]
 
     def _check_eval_hooks(self, runner: Any) -> None:
