@@ -133,9 +133,6 @@ def prepare_work_dir(work_dir: Any) -> str | None:
     return path
 
 
-__all__ = ["VALID_MODES", "check_runner_args", "check_workflow", "prepare_work_dir"]
-
-
 def resolve_run_limit(runner: Any, name: str, value: int | None) -> int:
     """Apply the deprecated ``run(max_epochs/max_iters=...)`` argument; return the limit.
 
@@ -159,3 +156,12 @@ def resolve_run_limit(runner: Any, name: str, value: int | None) -> int:
     if limit is None:
         raise ValueError(f"{name} must be set (in the runner constructor) to run")
     return limit
+
+
+__all__ = [
+    "VALID_MODES",
+    "check_runner_args",
+    "check_workflow",
+    "prepare_work_dir",
+    "resolve_run_limit",
+]
