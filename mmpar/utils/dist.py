@@ -59,8 +59,12 @@ def barrier() -> None:
         dist.barrier()
 
 
-def _comm_device() -> torch.device:
-    # nccl only reduces CUDA tensors; gloo (and others) work on CPU tensors.
+def comm_device() -> torch.device:
+    """The device of tensors for the default group's collectives (call it when distributed).
+
+    nccl only reduces CUDA tensors (this process's current device); gloo and the others work on
+    CPU tensors.
+    """
     if dist.get_backend() == "nccl":
         return torch.device("cuda", torch.cuda.current_device())
     return torch.device("cpu")
@@ -85,7 +89,7 @@ def all_reduce_dict(data: Mapping[str, Any], op: str = "mean") -> dict[str, Any]
     if not is_distributed():
         return dict(data)
     world_size = dist.get_world_size()
-    device = _comm_device()
+    device = comm_device()
     out: dict[str, Any] = {}
     for key in sorted(data):  # same order on every rank
         value = data[key]
@@ -106,7 +110,7 @@ def broadcast_object(obj: Any, src: int = 0) -> Any:
     if not is_distributed():
         return obj
     box = [obj]
-    dist.broadcast_object_list(box, src=src, device=_comm_device())
+    dist.broadcast_object_list(box, src=src, device=comm_device())
     return box[0]
 
 

@@ -13,7 +13,7 @@ from typing import Any, Union
 import torch
 import torch.distributed as dist
 
-from mmpar.utils.dist import is_distributed
+from mmpar.utils.dist import comm_device, is_distributed
 
 from ..hook import HOOKS
 from .base import LoggerHook
@@ -93,10 +93,7 @@ class TextLoggerHook(LoggerHook):
         device = getattr(runner.model, "output_device", None)
         mem_mb = torch.cuda.max_memory_allocated(device=device) // (1024 * 1024)
         if is_distributed() and dist.get_world_size() > 1:
-            dev = torch.device("cuda", torch.cuda.current_device())
-            if dist.get_backend() != "nccl":
-                dev = torch.device("cpu")
-            tensor = torch.tensor([mem_mb], dtype=torch.int64, device=dev)
+            tensor = torch.tensor([mem_mb], dtype=torch.int64, device=comm_device())
             dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
             mem_mb = int(tensor.item())
         return int(mem_mb)
