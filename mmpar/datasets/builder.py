@@ -167,6 +167,7 @@ def build_dataloader(
     num_gpus: int = 1,
     dist: bool = False,
     shuffle: bool = True,
+    round_up: bool = True,
     seed: int | None = None,
     drop_last: bool = False,
     pin_memory: bool = False,
@@ -189,6 +190,9 @@ def build_dataloader(
         num_gpus: Devices used by this process (non-distributed data parallel only).
         dist: Distributed training (one process per device; rank/world size from the group).
         shuffle: Shuffle every epoch.
+        round_up: With the default ``DistributedSampler``, pad every rank's shard to the same
+            length by repeating samples (mmcls 0.x's argument). False gives the ranks shards
+            that may differ in length by one.
         seed: Seed of the shuffle and of the workers (None: shuffle seed 0, random worker seeds).
         drop_last: Drop the last incomplete batch.
         pin_memory: Passed to the DataLoader. DataContainer fields are pinned by ``scatter``
@@ -218,7 +222,7 @@ def build_dataloader(
         batch_size, num_workers = num_gpus * samples_per_gpu, num_gpus * workers_per_gpu
         num_replicas, rank = 1, 0
 
-    sampler_cfg = dict(sampler_cfg or dict(type="DistributedSampler"))
+    sampler_cfg = dict(sampler_cfg or dict(type="DistributedSampler", round_up=round_up))
     sampler_type = sampler_cfg.get("type")
     common = dict(dataset=dataset, shuffle=shuffle, seed=0 if seed is None else seed)
     common.update(num_replicas=num_replicas, rank=rank)

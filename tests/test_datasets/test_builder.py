@@ -164,3 +164,10 @@ def test_mid_epoch_resume_gives_identical_batches():
 def test_bad_arguments():
     with pytest.raises(ValueError, match="samples_per_gpu"):
         build_dataloader(digits(test_mode=True), 0, 0)
+
+
+def test_round_up_reaches_the_default_sampler():
+    # mmcls 0.x passes round_up to build_dataloader; it controls the sampler's padding.
+    ds = digits(test_mode=True)
+    assert build_dataloader(ds, 4, 0).sampler.round_up is True
+    assert build_dataloader(ds, 4, 0, round_up=False).sampler.round_up is False
