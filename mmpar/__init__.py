@@ -1,6 +1,22 @@
-"""mmpar: the maintained successor of mmcv 1.x's runner and parallel stack."""
+"""mmpar: the maintained successor of mmcv 1.x's runner and parallel stack.
 
-from .utils import Config, ConfigDict, DictAction, Registry, build_from_cfg
-from .version import __version__
+As in mmcv 1.x, the package root carries the names of ``mmpar.fileio`` and ``mmpar.utils``
+(``mmpar.load``, ``mmpar.dump``, ``mmpar.FileClient``, ``mmpar.Config``, ...). Names that
+``mmpar.utils`` serves lazily (those needing torch) are looked up there on first access, so
+``import mmpar`` stays free of torch.
+"""
 
-__all__ = ["Config", "ConfigDict", "DictAction", "Registry", "__version__", "build_from_cfg"]
+from . import fileio, utils
+from .fileio import *  # noqa: F403
+from .utils import *  # noqa: F403
+from .version import __version__ as __version__
+
+__all__ = sorted({*fileio.__all__, *utils.__all__, "__version__"})
+
+
+def __getattr__(name: str):
+    """Serve a name ``mmpar.utils`` provides lazily (e.g. one that imports torch)."""
+    try:
+        return getattr(utils, name)
+    except AttributeError:
+        raise AttributeError(f"module 'mmpar' has no attribute {name!r}") from None
