@@ -1,5 +1,6 @@
 """mmpar.runner: runners, hooks, checkpoints and optimizers (mmcv 1.x public names)."""
 
+from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from .base_runner import BaseRunner
 from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
 from .checkpoint import (
@@ -26,6 +27,7 @@ from .dist_utils import (
     master_only,
 )
 from .epoch_based_runner import EpochBasedRunner, Runner
+from .fp16_utils import LossScaler, auto_fp16, force_fp32, wrap_fp16_model
 from .hooks import HOOKS, Hook
 from .hooks.checkpoint import CheckpointHook
 from .hooks.early_stopping import EarlyStoppingHook
@@ -58,7 +60,12 @@ from .hooks.momentum_updater import (
     StepMomentumUpdaterHook,
 )
 from .hooks.nan_guard import NanGuardHook
-from .hooks.optimizer import Fp16OptimizerHook, GradientCumulativeOptimizerHook, OptimizerHook
+from .hooks.optimizer import (
+    Fp16OptimizerHook,
+    GradientCumulativeFp16OptimizerHook,
+    GradientCumulativeOptimizerHook,
+    OptimizerHook,
+)
 from .hooks.profiler import ProfilerHook
 from .hooks.sampler_seed import DistSamplerSeedHook
 from .iter_based_runner import IterBasedRunner, IterLoader
@@ -79,6 +86,7 @@ __all__ = [
     "OPTIMIZER_BUILDERS",
     "RUNNERS",
     "RUNNER_BUILDERS",
+    "BaseModule",
     "BaseRunner",
     "CheckpointError",
     "CheckpointHook",
@@ -102,6 +110,7 @@ __all__ = [
     "FixedLrUpdaterHook",
     "FlatCosineAnnealingLrUpdaterHook",
     "Fp16OptimizerHook",
+    "GradientCumulativeFp16OptimizerHook",
     "GradientCumulativeOptimizerHook",
     "Hook",
     "InvLrUpdaterHook",
@@ -112,7 +121,10 @@ __all__ = [
     "LinearAnnealingMomentumUpdaterHook",
     "LogBuffer",
     "LoggerHook",
+    "LossScaler",
     "LrUpdaterHook",
+    "ModuleDict",
+    "ModuleList",
     "MomentumUpdaterHook",
     "NanGuardHook",
     "OneCycleLrUpdaterHook",
@@ -122,12 +134,14 @@ __all__ = [
     "Priority",
     "ProfilerHook",
     "Runner",
+    "Sequential",
     "StepLrUpdaterHook",
     "StepMomentumUpdaterHook",
     "TensorboardLoggerHook",
     "TextLoggerHook",
     "UnsafeCheckpointError",
     "all_reduce_dict",
+    "auto_fp16",
     "barrier",
     "broadcast_object",
     "build_optimizer",
@@ -136,6 +150,7 @@ __all__ = [
     "collect_results",
     "destroy_dist",
     "find_latest_checkpoint",
+    "force_fp32",
     "get_dist_info",
     "get_host_info",
     "get_priority",
@@ -148,4 +163,5 @@ __all__ = [
     "save_checkpoint",
     "set_random_seed",
     "weights_to_cpu",
+    "wrap_fp16_model",
 ]

@@ -7,15 +7,20 @@ import torch.nn as nn
 from torch.utils.data import DataLoader
 
 from mmpar.runner import (
+    HOOKS,
     CheckpointHook,
     DistSamplerSeedHook,
     Fp16OptimizerHook,
+    GradientCumulativeFp16OptimizerHook,
     GradientCumulativeOptimizerHook,
     IterTimerHook,
     NanGuardHook,
     OptimizerHook,
+    auto_fp16,
 )
 from mmpar.runner.hooks import iter_timer
+from mmpar.runner.hooks import optimizer as optimizer_hooks
+from mmpar.utils import build_from_cfg
 
 
 def _weights(model):
@@ -137,6 +142,145 @@ def test_fp16_scaler_state_kept_until_scaler_exists():
     state = {"loss_scaler": {"scale": 1024.0, "growth_factor": 2.0}}
     hook.load_state_dict(state)
     assert hook.state_dict() == state
+
+
+class Fp16Model(nn.Module):
+    """mmcv-style model: ``fp16_enabled`` plus an ``auto_fp16`` forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.fp16_enabled = False
+        self.linear = nn.Linear(4, 1)
+        self.seen = []
+
+    @auto_fp16(apply_to=("x",))
+    def forward(self, x):
+        out = self.linear(x)
+        self.seen.append(out.dtype)
+        return out
+
+    def train_step(self, batch, optimizer):
+        x, y = batch
+        loss = ((self(x).float().squeeze(-1) - y) ** 2).mean()
+        return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
+
+
+def test_fp16_hook_enables_auto_fp16_in_the_model(make_runner, make_loader):
+    torch.manual_seed(0)
+    model = Fp16Model()
+    before = _weights(model)
+    runner = make_runner(model=model, max_epochs=1)
+    runner.register_hook(Fp16OptimizerHook(), "ABOVE_NORMAL")
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    assert model.fp16_enabled is True  # wrap_fp16_model ran in before_run
+    assert model.seen == [torch.bfloat16] * 2
+    assert not torch.equal(model.linear.weight, before["linear.weight"])
+
+
+def test_fp16_hook_takes_mmcv_arguments_and_is_registered():
+    hook = build_from_cfg(
+        dict(
+            type="Fp16OptimizerHook",
+            grad_clip=dict(max_norm=1.0),
+            coalesce=False,
+            bucket_size_mb=16,
+            loss_scale=dict(init_scale=1024.0, growth_interval=10),
+            distributed=False,
+        ),
+        HOOKS,
+    )
+    assert (hook.coalesce, hook.bucket_size_mb, hook.distributed) == (False, 16, False)
+    assert hook.loss_scale == dict(init_scale=1024.0, growth_interval=10)
+    cumulative = build_from_cfg(
+        dict(type="GradientCumulativeFp16OptimizerHook", cumulative_iters=2, loss_scale=512.0),
+        HOOKS,
+    )
+    assert isinstance(cumulative, Fp16OptimizerHook)
+    assert isinstance(cumulative, GradientCumulativeOptimizerHook)
+    assert cumulative.cumulative_iters == 2 and cumulative.loss_scale == 512.0
+    with pytest.raises(ValueError, match="loss_scale"):
+        GradientCumulativeFp16OptimizerHook(cumulative_iters=2, loss_scale="auto")
+    with pytest.raises(ValueError, match="positive"):
+        GradientCumulativeFp16OptimizerHook(cumulative_iters=0)
+
+
+@pytest.fixture
+def cpu_float16(monkeypatch):
+    """Make the hook choose float16 + a GradScaler on the CPU (the CUDA code path)."""
+    monkeypatch.setattr(optimizer_hooks, "autocast_dtype", lambda device_type: torch.float16)
+
+
+def test_fp16_grad_scaler_skips_an_overflowing_step_and_backs_off(
+    cpu_float16, make_runner, make_loader
+):
+    model = AutocastProbe()
+    before = _weights(model)
+    runner = make_runner(model=model, max_epochs=1, meta={})
+    hook = Fp16OptimizerHook(loss_scale=dict(init_scale=2.0**127))
+    runner.register_hook(hook, "ABOVE_NORMAL")
+    runner.run([make_loader(4, 4)], [("train", 1)])
+    assert model.seen == [(True, torch.float16)]
+    assert isinstance(hook.loss_scaler, torch.amp.GradScaler)
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, before[key]), key  # the inf gradients were not applied
+    assert hook.loss_scaler.get_scale() == 2.0**126
+    assert runner.meta["fp16"]["loss_scaler"]["scale"] == 2.0**126  # mirrored as in mmcv
+
+
+def test_fp16_static_loss_scale_trains_and_keeps_the_scale(cpu_float16, make_runner, make_loader):
+    model = AutocastProbe()
+    before = _weights(model)
+    runner = make_runner(model=model, max_epochs=2, meta={})
+    hook = Fp16OptimizerHook(loss_scale=512.0, grad_clip=dict(max_norm=10))
+    runner.register_hook(hook, "ABOVE_NORMAL")
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    assert not torch.equal(model.linear.weight, before["linear.weight"])
+    assert runner.log_buffer.val_history["loss_scale"] == [512.0] * 4
+    assert hook.state_dict()["loss_scaler"]["scale"] == 512.0
+    assert len(runner.log_buffer.val_history["grad_norm"]) == 4
+
+
+def test_gradient_cumulative_fp16_matches_manual_autocast_windows(make_runner, make_loader):
+    torch.manual_seed(0)
+    model, manual = AutocastProbe(), AutocastProbe()
+    manual.load_state_dict(model.state_dict())
+    opt = torch.optim.SGD(manual.parameters(), lr=0.1)
+    loader = make_loader(10, 2)  # 5 batches: windows of 2, 2 and 1
+    batches = list(loader)
+    for window in (batches[0:2], batches[2:4], batches[4:5]):
+        opt.zero_grad()
+        for batch in window:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = manual.train_step(batch, opt)["loss"]
+            (loss / len(window)).backward()
+        opt.step()
+    runner = make_runner(
+        model=model, max_epochs=1, optimizer=torch.optim.SGD(model.parameters(), lr=0.1)
+    )
+    hook = GradientCumulativeFp16OptimizerHook(cumulative_iters=2)
+    runner.register_hook(hook, "ABOVE_NORMAL")
+    runner.run([loader], [("train", 1)])
+    assert model.seen == [(True, torch.bfloat16)] * 5 and hook.loss_scaler is None
+    for key, value in manual.state_dict().items():
+        assert torch.allclose(model.state_dict()[key], value, atol=1e-6), key
+
+
+def test_gradient_cumulative_fp16_steps_once_per_window_with_a_scaler(
+    cpu_float16, make_runner, make_loader
+):
+    model = AutocastProbe()
+    before = _weights(model)
+    runner = make_runner(model=model, max_epochs=1, meta={})
+    hook = GradientCumulativeFp16OptimizerHook(
+        cumulative_iters=2, loss_scale=512.0, grad_clip=dict(max_norm=10)
+    )
+    runner.register_hook(hook, "ABOVE_NORMAL")
+    runner.run([make_loader(10, 2)], [("train", 1)])
+    assert model.seen == [(True, torch.float16)] * 5
+    assert runner.log_buffer.val_history["loss_scale"] == [512.0] * 3  # windows 2, 2, 1
+    assert runner.meta["fp16"]["loss_scaler"]["scale"] == 512.0
+    assert not torch.equal(model.linear.weight, before["linear.weight"])
+    assert all(p.grad is None or not p.grad.any() for p in model.parameters())
 
 
 @pytest.mark.cuda

@@ -2,7 +2,8 @@
 
 ``OptimizerHook`` is the plain one; ``GradientCumulativeOptimizerHook`` steps every N
 iterations; ``Fp16OptimizerHook`` runs ``train_step`` under ``torch.autocast`` (fp16 + a
-GradScaler on CUDA, bf16 without a scaler on CPU).
+GradScaler on CUDA, bf16 without a scaler on CPU); ``GradientCumulativeFp16OptimizerHook``
+does both.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 from torch.nn.utils import clip_grad_norm_
 from torch.optim import Optimizer
 
+from ..fp16_utils import autocast_dtype, wrap_fp16_model
 from .hook import HOOKS, Hook
 
 _BATCH_NORMS = (
@@ -94,7 +96,15 @@ class OptimizerHook(Hook):
         loss = _loss(runner)
         if self.detect_anomalous_params:
             self.detect_anomalous_parameters(loss, runner)
+        self._backward(runner, loss)
+        self._clip_and_step(runner, optimizers)
+
+    def _backward(self, runner: Any, loss: torch.Tensor) -> None:
+        """Back-propagate ``loss`` (subclasses scale it first)."""
         loss.backward()
+
+    def _clip_and_step(self, runner: Any, optimizers: dict[str, Optimizer]) -> None:
+        """Clip the accumulated gradients (if asked) and step every optimizer."""
         self._clip_and_log(runner)
         for optim in optimizers.values():
             optim.step()
@@ -158,6 +168,7 @@ class GradientCumulativeOptimizerHook(OptimizerHook):
                 "GradientCumulativeOptimizerHook: BatchNorm statistics still use the per-step "
                 "batch, so results differ from training with the larger batch"
             )
+        super().before_run(runner)  # the fp16 variant's set-up, next in its MRO
 
     def _window(self, runner: Any) -> tuple[int, int]:
         """Return (position, total) of the iteration that just ran within its horizon."""
@@ -171,46 +182,54 @@ class GradientCumulativeOptimizerHook(OptimizerHook):
         pos, total = self._window(runner)
         remainder = total % n
         divisor = n if pos < total - remainder else remainder
-        (_loss(runner) / divisor).backward()
+        self._backward(runner, _loss(runner) / divisor)
         if (pos + 1) % n == 0 or pos + 1 == total:
-            self._clip_and_log(runner)
-            for optim in _optimizers(runner).values():
-                optim.step()
+            optimizers = _optimizers(runner)
+            self._clip_and_step(runner, optimizers)
+            for optim in optimizers.values():
                 optim.zero_grad()
 
 
-def _make_grad_scaler(loss_scale: Union[str, float, dict]) -> Any:
+def _make_grad_scaler(loss_scale: Union[str, float, dict], device_type: str = "cuda") -> Any:
     kwargs: dict = {}
     if isinstance(loss_scale, dict):
         kwargs = dict(loss_scale)
-    elif isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool):
+    elif _is_number(loss_scale):
         kwargs = {"init_scale": float(loss_scale)}
-    elif loss_scale != "dynamic":
-        raise ValueError(
-            f"loss_scale must be 'dynamic', a number (static scale) or a dict of GradScaler "
-            f"arguments, but got {loss_scale!r}"
-        )
     if hasattr(torch.amp, "GradScaler"):  # torch >= 2.3
-        return torch.amp.GradScaler("cuda", **kwargs)
+        return torch.amp.GradScaler(device_type, **kwargs)
     return torch.cuda.amp.GradScaler(**kwargs)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @HOOKS.register_module()
 class Fp16OptimizerHook(OptimizerHook):
     """Mixed precision with ``torch.autocast``: fp16 + GradScaler on CUDA, bf16 on CPU.
 
-    The hook provides ``train_step_context(runner)``; the runner enters that context around
-    ``model.train_step``, so the forward pass runs under autocast while backward and the
-    optimizer step (here, in ``after_train_iter``) run outside it. On CUDA the loss is scaled
-    by a ``GradScaler`` whose state is checkpointed (``state_dict``). On CPU, bf16 needs no
-    scaler and ``loss_scale`` is ignored.
+    ``before_run`` calls :func:`~mmpar.runner.fp16_utils.wrap_fp16_model` (so methods
+    decorated with ``auto_fp16``/``force_fp32`` switch on) and picks the device from the model's
+    parameters. The hook provides ``train_step_context(runner)``; the runner enters that context
+    around ``model.train_step``, so the forward pass runs under autocast while backward and the
+    optimizer step (here, in ``after_train_iter``) run outside it. On CUDA the loss is scaled by
+    a ``torch.amp.GradScaler``: a step whose gradients overflow is skipped and the scale backs
+    off. The scaler state is checkpointed (``state_dict``) and, as in mmcv, mirrored in
+    ``runner.meta['fp16']['loss_scaler']``. On CPU, bf16 needs no scaler and ``loss_scale`` is
+    ignored.
 
     Args:
         grad_clip: As :class:`OptimizerHook` (gradients are unscaled before clipping).
         coalesce: Accepted for mmcv 1.x compatibility; unused (DDP reduces gradients).
         bucket_size_mb: Accepted for mmcv 1.x compatibility; unused.
-        loss_scale: ``'dynamic'``, a float for a static scale, or ``GradScaler`` kwargs.
+        loss_scale: ``'dynamic'``, a number for a static scale, or ``GradScaler`` kwargs
+            (``init_scale``, ``growth_factor``, ``backoff_factor``, ``growth_interval``).
+            mmcv's default is a static 512; mmpar's is ``'dynamic'``.
         distributed: Accepted for mmcv 1.x compatibility; unused.
+
+    Raises:
+        ValueError: ``loss_scale`` is none of the above.
     """
 
     def __init__(
@@ -222,14 +241,14 @@ class Fp16OptimizerHook(OptimizerHook):
         distributed: bool = True,
     ) -> None:
         super().__init__(grad_clip=grad_clip)
-        if not (
-            loss_scale == "dynamic"
-            or isinstance(loss_scale, dict)
-            or (isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool))
-        ):
+        if not (loss_scale == "dynamic" or isinstance(loss_scale, dict) or _is_number(loss_scale)):
             raise ValueError(
-                f"loss_scale must be 'dynamic', a number or a dict, but got {loss_scale!r}"
+                f"loss_scale must be 'dynamic', a number (static scale) or a dict of GradScaler "
+                f"arguments, but got {loss_scale!r}"
             )
+        self.coalesce = coalesce
+        self.bucket_size_mb = bucket_size_mb
+        self.distributed = distributed
         self.loss_scale = loss_scale
         self.loss_scaler: Any = None
         self.device_type: str | None = None
@@ -237,18 +256,20 @@ class Fp16OptimizerHook(OptimizerHook):
         self._pending_scaler_state: dict | None = None
 
     def before_run(self, runner: Any) -> None:
-        """Pick the autocast device/dtype from the model's parameters; build the scaler."""
+        """Enable fp16 in the model; pick the autocast device/dtype; build the scaler."""
+        wrap_fp16_model(runner.model)
         param = next(runner.model.parameters(), None)
         device_type = param.device.type if param is not None else "cpu"
-        if device_type == "cuda":
-            self.device_type, self.dtype = "cuda", torch.float16
-            self.loss_scaler = _make_grad_scaler(self.loss_scale)
-            if self._pending_scaler_state is not None:
-                self.loss_scaler.load_state_dict(self._pending_scaler_state)
-                self._pending_scaler_state = None
-        else:
-            self.device_type, self.dtype = device_type, torch.bfloat16
+        self.device_type, self.dtype = device_type, autocast_dtype(device_type)
+        if self.dtype != torch.float16:  # bf16 has float32's range: nothing to scale
             self.loss_scaler = None
+            return
+        self.loss_scaler = _make_grad_scaler(self.loss_scale, device_type)
+        meta = runner.meta if isinstance(getattr(runner, "meta", None), dict) else {}
+        state = self._pending_scaler_state or meta.get("fp16", {}).get("loss_scaler")
+        if state is not None:  # our resume state first, else an mmcv checkpoint's meta
+            self.loss_scaler.load_state_dict(state)
+        self._pending_scaler_state = None
 
     def train_step_context(self, runner: Any) -> contextlib.AbstractContextManager:
         """Autocast context the runner enters around ``train_step``."""
@@ -256,26 +277,28 @@ class Fp16OptimizerHook(OptimizerHook):
             return contextlib.nullcontext()
         return torch.autocast(device_type=self.device_type, dtype=self.dtype)
 
-    def after_train_iter(self, runner: Any) -> None:
-        """Backward (scaled on CUDA), unscale + clip, step, update the scale."""
+    def _backward(self, runner: Any, loss: torch.Tensor) -> None:
+        """Back-propagate the loss, scaled when there is a scaler."""
+        (self.loss_scaler.scale(loss) if self.loss_scaler is not None else loss).backward()
+
+    def _clip_and_step(self, runner: Any, optimizers: dict[str, Optimizer]) -> None:
+        """Unscale + clip, step (skipped on overflow), update the scale and log it."""
         if self.loss_scaler is None:
-            super().after_train_iter(runner)
+            super()._clip_and_step(runner, optimizers)
             return
-        optimizers = _optimizers(runner)
-        for optim in optimizers.values():
-            optim.zero_grad()
-        self.loss_scaler.scale(_loss(runner)).backward()
         if self.grad_clip is not None:
             for optim in optimizers.values():
                 self.loss_scaler.unscale_(optim)
             self._clip_and_log(runner)
         for optim in optimizers.values():
             self.loss_scaler.step(optim)  # skipped when gradients overflowed
-        if isinstance(self.loss_scale, (int, float)):
+        if _is_number(self.loss_scale):
             self.loss_scaler.update(float(self.loss_scale))  # static scale
         else:
             self.loss_scaler.update()
         runner.log_buffer.update({"loss_scale": float(self.loss_scaler.get_scale())})
+        if isinstance(getattr(runner, "meta", None), dict):
+            runner.meta.setdefault("fp16", {})["loss_scaler"] = self.loss_scaler.state_dict()
 
     def state_dict(self) -> dict:
         """The GradScaler state (empty on CPU)."""
@@ -294,3 +317,19 @@ class Fp16OptimizerHook(OptimizerHook):
             self.loss_scaler.load_state_dict(scaler_state)
         else:
             self._pending_scaler_state = scaler_state
+
+
+@HOOKS.register_module()
+class GradientCumulativeFp16OptimizerHook(GradientCumulativeOptimizerHook, Fp16OptimizerHook):
+    """Mixed precision (as :class:`Fp16OptimizerHook`) with gradient accumulation.
+
+    Gradients are accumulated over ``cumulative_iters`` iterations as in
+    :class:`GradientCumulativeOptimizerHook`.
+    Each iteration back-propagates its (scaled) share of the loss; at the end of a window the
+    gradients are unscaled, clipped, the optimizer steps (unless they overflowed) and the
+    scale is updated.
+
+    Args:
+        cumulative_iters: Iterations per optimizer step.
+        **kwargs: :class:`Fp16OptimizerHook` arguments (``grad_clip``, ``loss_scale``, ...).
+    """
