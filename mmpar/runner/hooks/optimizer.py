@@ -225,7 +225,7 @@ class Fp16OptimizerHook(OptimizerHook):
         bucket_size_mb: Accepted for mmcv 1.x compatibility; unused.
         loss_scale: ``'dynamic'``, a number for a static scale, or ``GradScaler`` kwargs
             (``init_scale``, ``growth_factor``, ``backoff_factor``, ``growth_interval``).
-            mmcv's default is a static 512; mmpar's is ``'dynamic'``.
+            The default is mmcv's: a static scale of 512.
         distributed: Accepted for mmcv 1.x compatibility; unused.
 
     Raises:
@@ -237,7 +237,7 @@ class Fp16OptimizerHook(OptimizerHook):
         grad_clip: dict | None = None,
         coalesce: bool = True,
         bucket_size_mb: int = -1,
-        loss_scale: Union[str, float, dict] = "dynamic",
+        loss_scale: Union[str, float, dict] = 512.0,
         distributed: bool = True,
     ) -> None:
         super().__init__(grad_clip=grad_clip)
