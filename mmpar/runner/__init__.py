@@ -4,10 +4,13 @@ from .base_runner import BaseRunner
 from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
 from .checkpoint import (
     CheckpointError,
+    CheckpointLoader,
     CheckpointMismatchError,
     CheckpointSaveError,
     CorruptCheckpointError,
     UnsafeCheckpointError,
+    _load_checkpoint,
+    _load_checkpoint_with_prefix,
     find_latest_checkpoint,
     get_state_dict,
     load_checkpoint,
@@ -17,6 +20,8 @@ from .checkpoint import (
 )
 from .dist_utils import (
     all_reduce_dict,
+    allreduce_grads,
+    allreduce_params,
     barrier,
     broadcast_object,
     collect_results,
@@ -61,6 +66,7 @@ from .hooks.nan_guard import NanGuardHook
 from .hooks.optimizer import Fp16OptimizerHook, GradientCumulativeOptimizerHook, OptimizerHook
 from .hooks.profiler import ProfilerHook
 from .hooks.sampler_seed import DistSamplerSeedHook
+from .hooks.sync_buffer import SyncBuffersHook
 from .iter_based_runner import IterBasedRunner, IterLoader
 from .log_buffer import LogBuffer
 from .optimizer import (
@@ -71,7 +77,7 @@ from .optimizer import (
     build_optimizer_constructor,
 )
 from .priority import Priority, get_priority
-from .utils import get_host_info, get_time_str, set_random_seed
+from .utils import get_host_info, get_time_str, obj_from_dict, set_random_seed
 
 __all__ = [
     "HOOKS",
@@ -82,6 +88,7 @@ __all__ = [
     "BaseRunner",
     "CheckpointError",
     "CheckpointHook",
+    "CheckpointLoader",
     "CheckpointMismatchError",
     "CheckpointSaveError",
     "CorruptCheckpointError",
@@ -124,10 +131,15 @@ __all__ = [
     "Runner",
     "StepLrUpdaterHook",
     "StepMomentumUpdaterHook",
+    "SyncBuffersHook",
     "TensorboardLoggerHook",
     "TextLoggerHook",
     "UnsafeCheckpointError",
+    "_load_checkpoint",
+    "_load_checkpoint_with_prefix",
     "all_reduce_dict",
+    "allreduce_grads",
+    "allreduce_params",
     "barrier",
     "broadcast_object",
     "build_optimizer",
@@ -145,6 +157,7 @@ __all__ = [
     "load_checkpoint",
     "load_state_dict",
     "master_only",
+    "obj_from_dict",
     "save_checkpoint",
     "set_random_seed",
     "weights_to_cpu",
