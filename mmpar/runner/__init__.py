@@ -5,10 +5,13 @@ from .base_runner import BaseRunner
 from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
 from .checkpoint import (
     CheckpointError,
+    CheckpointLoader,
     CheckpointMismatchError,
     CheckpointSaveError,
     CorruptCheckpointError,
     UnsafeCheckpointError,
+    _load_checkpoint,
+    _load_checkpoint_with_prefix,
     find_latest_checkpoint,
     get_state_dict,
     load_checkpoint,
@@ -18,6 +21,8 @@ from .checkpoint import (
 )
 from .dist_utils import (
     all_reduce_dict,
+    allreduce_grads,
+    allreduce_params,
     barrier,
     broadcast_object,
     collect_results,
@@ -68,6 +73,7 @@ from .hooks.optimizer import (
 )
 from .hooks.profiler import ProfilerHook
 from .hooks.sampler_seed import DistSamplerSeedHook
+from .hooks.sync_buffer import SyncBuffersHook
 from .iter_based_runner import IterBasedRunner, IterLoader
 from .log_buffer import LogBuffer
 from .optimizer import (
@@ -78,7 +84,7 @@ from .optimizer import (
     build_optimizer_constructor,
 )
 from .priority import Priority, get_priority
-from .utils import get_host_info, get_time_str, set_random_seed
+from .utils import get_host_info, get_time_str, obj_from_dict, set_random_seed
 
 __all__ = [
     "HOOKS",
@@ -90,6 +96,7 @@ __all__ = [
     "BaseRunner",
     "CheckpointError",
     "CheckpointHook",
+    "CheckpointLoader",
     "CheckpointMismatchError",
     "CheckpointSaveError",
     "CorruptCheckpointError",
@@ -137,10 +144,15 @@ __all__ = [
     "Sequential",
     "StepLrUpdaterHook",
     "StepMomentumUpdaterHook",
+    "SyncBuffersHook",
     "TensorboardLoggerHook",
     "TextLoggerHook",
     "UnsafeCheckpointError",
+    "_load_checkpoint",
+    "_load_checkpoint_with_prefix",
     "all_reduce_dict",
+    "allreduce_grads",
+    "allreduce_params",
     "auto_fp16",
     "barrier",
     "broadcast_object",
@@ -160,6 +172,7 @@ __all__ = [
     "load_checkpoint",
     "load_state_dict",
     "master_only",
+    "obj_from_dict",
     "save_checkpoint",
     "set_random_seed",
     "weights_to_cpu",

@@ -48,7 +48,8 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         max_epochs: Total training epochs (epoch-based training).
 
     Raises:
-        TypeError: Wrong model/optimizer/meta/batch_processor types.
+        TypeError: Wrong model/optimizer/meta/batch_processor/logger types.
+        RuntimeError: ``batch_processor`` is given and the model has ``train_step``/``val_step``.
         ValueError: Both or non-positive ``max_epochs``/``max_iters``.
         PermissionError: ``work_dir`` cannot be created or written.
     """
@@ -64,7 +65,7 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         max_iters: int | None = None,
         max_epochs: int | None = None,
     ) -> None:
-        check_runner_args(model, batch_processor, optimizer, meta, max_iters, max_epochs)
+        check_runner_args(model, batch_processor, optimizer, meta, max_iters, max_epochs, logger)
         inner = model.module if is_module_wrapper(model) else model
         self.model = model
         self.batch_processor = batch_processor

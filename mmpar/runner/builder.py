@@ -7,6 +7,14 @@ from typing import Any
 
 from mmpar.utils.registry import Registry
 
+__all__ = [
+    "RUNNERS",
+    "RUNNER_BUILDERS",
+    "DefaultRunnerConstructor",
+    "build_runner",
+    "build_runner_constructor",
+]
+
 RUNNERS = Registry("runner")
 RUNNER_BUILDERS = Registry("runner builder")
 

@@ -11,7 +11,6 @@ running code, read errors) and ``model_state`` (state dict from/into a model).
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import re
@@ -29,6 +28,24 @@ from mmpar.version import __version__
 
 from .atomic_file import atomic_path
 from .atomic_file import update_latest_link as update_latest_link
+from .checkpoint_loader import (
+    DEFAULT_CACHE_DIR,
+    ENV_MMCV_HOME,
+    ENV_XDG_CACHE_HOME,
+    CheckpointLoader,
+    MapLocation,
+    get_deprecated_model_names,
+    get_external_models,
+    get_mmcls_models,
+    get_torchvision_models,
+    load_from_ceph,
+    load_from_http,
+    load_from_local,
+    load_from_mmcls,
+    load_from_openmmlab,
+    load_from_pavi,
+    load_from_torchvision,
+)
 from .model_state import (
     CheckpointMismatchError,
     get_state_dict,
@@ -43,14 +60,32 @@ from .safe_load import (
 )
 
 __all__ = [
+    "DEFAULT_CACHE_DIR",
+    "ENV_MMCV_HOME",
+    "ENV_XDG_CACHE_HOME",
     "CheckpointError",
+    "CheckpointLoader",
     "CheckpointMismatchError",
     "CheckpointSaveError",
     "CorruptCheckpointError",
+    "MissingPrefixError",
     "UnsafeCheckpointError",
+    "_load_checkpoint",
+    "_load_checkpoint_with_prefix",
     "find_latest_checkpoint",
+    "get_deprecated_model_names",
+    "get_external_models",
+    "get_mmcls_models",
     "get_state_dict",
+    "get_torchvision_models",
     "load_checkpoint",
+    "load_from_ceph",
+    "load_from_http",
+    "load_from_local",
+    "load_from_mmcls",
+    "load_from_openmmlab",
+    "load_from_pavi",
+    "load_from_torchvision",
     "load_state_dict",
     "save_checkpoint",
     "weights_to_cpu",
@@ -79,11 +114,21 @@ def _os_error_in_chain(err: BaseException) -> OSError | None:
     return found
 
 
+def _check_local_destination(filename: str, file_client_args: dict | None) -> None:
+    backend = (file_client_args or {}).get("backend", "disk")
+    if backend != "disk" or "://" in os.fspath(filename):
+        raise NotImplementedError(
+            f'save_checkpoint writes local files only; "{filename}" with backend {backend!r} '
+            "cannot be written. Save to a local path and upload the file with your storage tool"
+        )
+
+
 def save_checkpoint(
     model: nn.Module,
     filename: str,
     optimizer: Union[Optimizer, dict, None] = None,
     meta: dict | None = None,
+    file_client_args: dict | None = None,
     extra_state: dict | None = None,
 ) -> None:
     """Save a checkpoint atomically: readers see the old file or the complete new one.
@@ -93,13 +138,18 @@ def save_checkpoint(
         filename: Destination path (its directory is created).
         optimizer: An optimizer or a dict of optimizers whose state is saved too.
         meta: Metadata (epoch, iter, ...); ``mmpar_version`` and ``time`` are added.
+        file_client_args: mmcv's storage-backend choice; only local files are written here,
+            so it may be None or ``dict(backend='disk')``.
         extra_state: Exact-resume state stored under ``mmpar_state``.
 
     Raises:
         TypeError: ``meta`` is not a dict or ``optimizer`` has the wrong type.
+        NotImplementedError: ``file_client_args`` names a remote backend, or ``filename`` is
+            a ``pavi://`` or other URL.
         CheckpointSaveError: Writing failed (disk full, file too large, ...); the message
             names ``filename`` and the cause, and no file was left under that name.
     """
+    _check_local_destination(filename, file_client_args)
     if meta is None:
         meta = {}
     elif not isinstance(meta, dict):
@@ -137,49 +187,62 @@ def save_checkpoint(
             raise save_error from err
 
 
-def _torchvision_url(name: str) -> str:
-    from torchvision.models import get_model_weights
-
-    try:
-        weights = get_model_weights(name)
-    except (ValueError, KeyError) as err:
-        raise ValueError(
-            f'"torchvision://{name}": torchvision has no model named "{name}"'
-        ) from err
-    # mmcv 1.x mapped these names to torchvision's original ImageNet weights.
-    chosen = getattr(weights, "IMAGENET1K_V1", None) or weights.DEFAULT
-    return chosen.url
-
-
 def _load_checkpoint(
     filename: str,
-    map_location: Any = "cpu",
+    map_location: MapLocation = "cpu",
     logger: logging.Logger | None = None,
     weights_only: bool = True,
 ) -> Any:
-    """Load a checkpoint object from a local path or ``torchvision://<model>``."""
-    if not isinstance(filename, (str, os.PathLike)):
-        raise TypeError(f"filename must be a path or URL string, got {type(filename).__name__}")
-    filename = os.fspath(filename)
-    if filename.startswith("torchvision://"):
-        url = _torchvision_url(filename[len("torchvision://") :])
-        (logger or _logger).info(f"load {filename} from {url}")
-        hub_kwargs: dict[str, Any] = {"map_location": map_location}
-        if "weights_only" in inspect.signature(torch.hub.load_state_dict_from_url).parameters:
-            hub_kwargs["weights_only"] = weights_only
-        return torch.hub.load_state_dict_from_url(url, **hub_kwargs)
-    if "://" in filename:
-        raise ValueError(
-            f'unsupported checkpoint location "{filename}": use a local path or '
-            "torchvision://<model name>"
+    """Load a checkpoint object from a path or URL scheme (see :class:`CheckpointLoader`).
+
+    Args:
+        filename: A local path, ``http(s)://``, ``torchvision://``, ``open-mmlab://``,
+            ``mmcls://``, ... (any prefix registered with ``CheckpointLoader.register_scheme``).
+        map_location: Passed to ``torch.load``.
+        logger: Where the "load checkpoint from ..." line goes.
+        weights_only: Refuse files that need arbitrary Python objects.
+
+    Returns:
+        What the file holds: a checkpoint dict or a bare state dict.
+    """
+    return CheckpointLoader.load_checkpoint(filename, map_location, logger, weights_only)
+
+
+class MissingPrefixError(KeyError, AssertionError):
+    """No key of a checkpoint starts with the prefix asked for (AssertionError in mmcv)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _load_checkpoint_with_prefix(
+    prefix: str, filename: str, map_location: MapLocation = "cpu", weights_only: bool = True
+) -> dict:
+    """Return the part of a checkpoint's state dict under ``prefix``, with the prefix removed.
+
+    ``_load_checkpoint_with_prefix('backbone', f)`` turns ``backbone.conv.weight`` into
+    ``conv.weight`` and drops keys outside ``backbone.``.
+
+    Raises:
+        MissingPrefixError: No key starts with ``prefix`` (a KeyError and an AssertionError).
+    """
+    checkpoint = _load_checkpoint(filename, map_location, weights_only=weights_only)
+    state_dict = checkpoint.get("state_dict", checkpoint)
+    if not prefix.endswith("."):
+        prefix += "."
+    part = {k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix)}
+    if not part:
+        roots = sorted({k.split(".", 1)[0] for k in state_dict})
+        raise MissingPrefixError(
+            f'"{filename}" has no weights under "{prefix}"; its top-level names are {roots[:10]}'
         )
-    return load_checkpoint_file(filename, map_location, weights_only)
+    return part
 
 
 def load_checkpoint(
     model: nn.Module,
     filename: str,
-    map_location: Any = "cpu",
+    map_location: MapLocation = "cpu",
     strict: bool = False,
     logger: logging.Logger | None = None,
     revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
@@ -189,8 +252,13 @@ def load_checkpoint(
 
     Args:
         model: Target model (module wrappers are unwrapped).
-        filename: Local path or ``torchvision://<model>`` (downloads only when asked).
-        map_location: Passed to ``torch.load``.
+        filename: A local path or URL: ``http(s)://``, ``torchvision://<model>``,
+            ``open-mmlab://<name>``, ``mmcls://<name>`` or any scheme registered with
+            :class:`CheckpointLoader` (downloads are cached in the torch hub directory).
+        map_location: Passed to ``torch.load``: ``'cpu'`` (the default: mmcv's is None, which
+            fails on CPU-only machines for optimizer state saved on a GPU), ``'cuda:0'``, a
+            ``torch.device``, a ``{'cuda:1': 'cuda:0'}`` dict, a ``fn(storage, location)``
+            callable, or None to keep the devices the tensors were saved on.
         strict: Raise RuntimeError on missing/unexpected/mis-shaped keys instead of warning.
         logger: Where to report mismatches.
         revise_keys: ``(pattern, replacement)`` regexes applied to every key in order; the

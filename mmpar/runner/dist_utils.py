@@ -15,6 +15,8 @@ import torch.distributed as dist
 
 from mmpar.utils.dist import (
     all_reduce_dict,
+    allreduce_grads,
+    allreduce_params,
     barrier,
     broadcast_object,
     collect_results,
@@ -25,6 +27,8 @@ from mmpar.utils.dist import (
 
 __all__ = [
     "all_reduce_dict",
+    "allreduce_grads",
+    "allreduce_params",
     "barrier",
     "broadcast_object",
     "collect_results",

@@ -21,8 +21,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from mmpar.utils.dist import allreduce_grads
+
 __all__ = [
     "LossScaler",
+    "allreduce_grads",
     "auto_fp16",
     "autocast_dtype",
     "cast_tensor_type",

@@ -28,12 +28,21 @@ def _unwrap(model: nn.Module) -> nn.Module:
     return model
 
 
-def weights_to_cpu(obj: Any) -> Any:
-    """Return ``obj`` with every tensor in nested dicts/lists/tuples moved to the CPU."""
+def weights_to_cpu(state_dict: Any) -> Any:
+    """Return ``state_dict`` with every tensor in nested dicts/lists/tuples moved to the CPU.
+
+    Any object is accepted (an optimizer state, resume state, ...); a state dict's
+    ``_metadata`` is kept.
+    """
+    obj = state_dict
     if isinstance(obj, torch.Tensor):
         return obj.detach().cpu()
     if isinstance(obj, OrderedDict):
-        return OrderedDict((k, weights_to_cpu(v)) for k, v in obj.items())
+        out: Any = OrderedDict((k, weights_to_cpu(v)) for k, v in obj.items())
+        metadata = getattr(obj, "_metadata", None)
+        if metadata is not None:
+            out._metadata = metadata
+        return out
     if isinstance(obj, dict):
         return {k: weights_to_cpu(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -41,25 +50,39 @@ def weights_to_cpu(obj: Any) -> Any:
     return obj
 
 
-def get_state_dict(model: nn.Module) -> OrderedDict:
-    """Return the model's state dict without module-wrapper prefixes, tensors on the CPU.
+def get_state_dict(
+    module: nn.Module,
+    destination: OrderedDict | None = None,
+    prefix: str = "",
+    keep_vars: bool = False,
+) -> OrderedDict:
+    """Return the module's state dict without module-wrapper prefixes, tensors on the CPU.
 
     Top-level wrappers (``MMDataParallel``, DDP, ...) are unwrapped; wrappers nested inside the
-    model have their ``module.`` segment removed from the keys too.
+    module have their ``module.`` segment removed from the keys too.
+
+    Args:
+        module: The module (or a wrapper of it).
+        destination: A dict to add the entries to and return (default: a new OrderedDict).
+        prefix: Prepended to every key (e.g. ``'backbone.'``).
+        keep_vars: Return the parameters and buffers themselves (autograd intact, on their
+            devices) instead of detached CPU copies.
     """
-    model = _unwrap(model)
+    model = _unwrap(module)
     wrapped_prefixes = [
         f"{name}." for name, mod in model.named_modules() if name and is_module_wrapper(mod)
     ]
-    state = model.state_dict()
-    out: OrderedDict = OrderedDict()
+    state = model.state_dict(keep_vars=keep_vars)
+    out: OrderedDict = OrderedDict() if destination is None else destination
     for key, value in state.items():
-        for prefix in wrapped_prefixes:
-            if key.startswith(prefix + "module."):
-                key = prefix + key[len(prefix) + len("module.") :]
-        out[key] = value.detach().cpu() if isinstance(value, torch.Tensor) else value
+        for wrapped in wrapped_prefixes:
+            if key.startswith(wrapped + "module."):
+                key = wrapped + key[len(wrapped) + len("module.") :]
+        if isinstance(value, torch.Tensor) and not keep_vars:
+            value = value.detach().cpu()
+        out[prefix + key] = value
     metadata = getattr(state, "_metadata", None)
-    if metadata is not None:
+    if metadata is not None and not prefix:
         out._metadata = metadata  # type: ignore[attr-defined]
     return out
 

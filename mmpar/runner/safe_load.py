@@ -7,6 +7,7 @@ its errors become :class:`CorruptCheckpointError` or :class:`UnsafeCheckpointErr
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import pickle
 import re
@@ -20,6 +21,8 @@ __all__ = [
     "CorruptCheckpointError",
     "UnsafeCheckpointError",
     "load_checkpoint_file",
+    "load_url_checkpoint",
+    "read_error",
 ]
 
 
@@ -51,15 +54,28 @@ def _numpy_safe_globals() -> list:
     return allowed
 
 
+def _allow_numpy(weights_only: bool) -> contextlib.AbstractContextManager:
+    """A context in which ``weights_only`` loading also accepts mmcv's numpy metadata."""
+    safe = getattr(torch.serialization, "safe_globals", None)
+    if weights_only and safe is not None:
+        return safe(_numpy_safe_globals())
+    return contextlib.nullcontext()
+
+
 def _torch_load(filename: Any, map_location: Any, weights_only: bool, mmap: bool = False) -> Any:
     kwargs: dict[str, Any] = {"map_location": map_location, "weights_only": weights_only}
     if mmap:
         kwargs["mmap"] = True
-    safe = getattr(torch.serialization, "safe_globals", None)
-    if weights_only and safe is not None:
-        with safe(_numpy_safe_globals()):
-            return torch.load(filename, **kwargs)
-    return torch.load(filename, **kwargs)
+    with _allow_numpy(weights_only):
+        return torch.load(filename, **kwargs)
+
+
+def _warn_untrusted(filename: str) -> None:
+    warnings.warn(
+        f'Loading "{filename}" with weights_only=False unpickles arbitrary Python objects and '
+        "can run code from the file; only do this for checkpoints you trust.",
+        stacklevel=4,
+    )
 
 
 def _is_refusal(err: BaseException) -> bool:
@@ -90,34 +106,73 @@ def load_checkpoint_file(
     if not os.path.isfile(filename):
         raise FileNotFoundError(f'checkpoint file "{filename}" does not exist')
     if not weights_only:
-        warnings.warn(
-            f'Loading "{filename}" with weights_only=False unpickles arbitrary Python objects and '
-            "can run code from the file; only do this for checkpoints you trust.",
-            stacklevel=3,
-        )
+        _warn_untrusted(filename)
     try:
         return _torch_load(filename, map_location, weights_only, mmap=mmap)
-    except pickle.UnpicklingError as err:
+    except FileNotFoundError:
+        raise
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError) as err:
+        raise read_error(err, filename, weights_only) from err
+
+
+def load_url_checkpoint(
+    url: str, model_dir: str | None, map_location: Any, weights_only: bool
+) -> Any:
+    """Download ``url`` into the torch hub cache (once) and load it like a local file.
+
+    Args:
+        url: An ``http(s)://`` address.
+        model_dir: Cache directory (default: ``<torch hub dir>/checkpoints``).
+        map_location: Passed to ``torch.load``.
+        weights_only: As for :func:`load_checkpoint_file`.
+
+    Raises:
+        UnsafeCheckpointError: ``weights_only`` refused a Python object in the file.
+        CorruptCheckpointError: The download is not a valid checkpoint.
+        OSError: The download failed (``urllib.error.URLError`` and its kin).
+    """
+    if not weights_only:
+        _warn_untrusted(url)
+    kwargs: dict[str, Any] = {"model_dir": model_dir, "map_location": map_location}
+    if "weights_only" in inspect.signature(torch.hub.load_state_dict_from_url).parameters:
+        kwargs["weights_only"] = weights_only  # torch >= 2.1 (mmpar's minimum) has it
+    try:
+        with _allow_numpy(weights_only):
+            return torch.hub.load_state_dict_from_url(url, **kwargs)
+    except (pickle.UnpicklingError, RuntimeError, EOFError) as err:
+        raise read_error(err, url, weights_only) from err
+
+
+def read_error(err: BaseException, filename: str, weights_only: bool) -> CheckpointError:
+    """The :class:`CheckpointError` that explains why ``torch.load`` of ``filename`` failed.
+
+    Args:
+        err: What ``torch.load`` (or ``torch.hub.load_state_dict_from_url``) raised.
+        filename: The file or URL read, for the message.
+        weights_only: Whether the read refused Python objects.
+
+    Returns:
+        :class:`UnsafeCheckpointError` when ``weights_only`` refused an object, else
+        :class:`CorruptCheckpointError`.
+    """
+    if isinstance(err, pickle.UnpicklingError):
         if weights_only and _is_refusal(err):
             found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(err))
             what = f"the Python object {found.group(1)}" if found else "Python objects"
-            raise UnsafeCheckpointError(
+            return UnsafeCheckpointError(
                 f'Refused to load "{filename}": it needs {what}, which is not a plain '
                 "tensor/container, and unpickling it could run code from the file "
                 "(weights_only=True). If you trust this file, pass weights_only=False to "
                 "load_checkpoint / runner.resume / runner.load_checkpoint."
-            ) from err
+            )
         # torch wraps the reason in advice about weights_only that does not apply here.
         found = re.search(r"WeightsUnpickler error:\s*(.+?)\s*(?:\n\n|$)", str(err), re.S)
         detail = found.group(1) if found else (str(err).splitlines() or [repr(err)])[0]
-        raise CorruptCheckpointError(
+        return CorruptCheckpointError(
             f'"{filename}" is not a valid checkpoint, truncated or corrupt (or not a PyTorch '
             f"file): {detail}"
-        ) from err
-    except (RuntimeError, EOFError, ValueError, OSError) as err:
-        if isinstance(err, FileNotFoundError):
-            raise
-        raise CorruptCheckpointError(
-            f'"{filename}" is not a valid checkpoint, truncated or corrupt: '
-            f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
-        ) from err
+        )
+    return CorruptCheckpointError(
+        f'"{filename}" is not a valid checkpoint, truncated or corrupt: '
+        f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
+    )

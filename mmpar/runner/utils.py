@@ -1,11 +1,14 @@
-"""Small runner helpers: host/time strings, seeding and RNG state capture for exact resume."""
+"""Small runner helpers: host/time strings, objects from dicts, seeding, RNG state for resume."""
 
 from __future__ import annotations
 
+import builtins
+import importlib
 import random
 import socket
 import time
 from getpass import getuser
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -28,6 +31,91 @@ def get_host_info() -> str:
 def get_time_str() -> str:
     """Return the local time as ``YYYYmmdd_HHMMSS`` (used for log and run names)."""
     return time.strftime("%Y%m%d_%H%M%S", time.localtime())
+
+
+class ObjFromDictError(TypeError, AssertionError):
+    """``obj_from_dict`` got no dict, or a ``default_args`` that is not a dict.
+
+    A TypeError, and an AssertionError as mmcv's checks were ``assert`` statements.
+    """
+
+
+class MissingTypeError(KeyError, AssertionError):
+    """``obj_from_dict``'s dict has no ``type`` key, or its ``type`` names nothing."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _resolve_type(name: str, parent: ModuleType | None) -> Any:
+    """The object ``name`` refers to: an attribute of ``parent``, a builtin or a dotted path."""
+    if parent is not None:
+        if not hasattr(parent, name):
+            raise MissingTypeError(
+                f"obj_from_dict: module {getattr(parent, '__name__', parent)!r} has no "
+                f'attribute "{name}"'
+            )
+        return getattr(parent, name)
+    if "." not in name:
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise MissingTypeError(
+            f'obj_from_dict: "{name}" is not a builtin; pass parent=<module> or a dotted path '
+            'such as "torch.optim.SGD"'
+        )
+    module_name, _, attr = name.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise MissingTypeError(f'obj_from_dict: cannot import "{module_name}": {err}') from err
+    if not hasattr(module, attr):
+        raise MissingTypeError(f'obj_from_dict: module "{module_name}" has no attribute "{attr}"')
+    return getattr(module, attr)
+
+
+def obj_from_dict(
+    info: dict, parent: ModuleType | None = None, default_args: dict | None = None
+) -> Any:
+    """Build an object from a dict: ``info['type']`` called with the other keys (mmcv 1.x API).
+
+    ``obj_from_dict(dict(type='SGD', lr=0.1), torch.optim, dict(params=model.parameters()))``
+    is ``torch.optim.SGD(params=..., lr=0.1)``. New code should prefer a ``Registry``.
+
+    Args:
+        info: ``type`` (a class or callable, or its name) plus keyword arguments.
+        parent: Module a string ``type`` is looked up in. Without it, a string names a builtin
+            (``'dict'``) or a dotted path (``'torch.optim.SGD'``).
+        default_args: Keyword arguments used where ``info`` does not set them.
+
+    Returns:
+        The object built.
+
+    Raises:
+        TypeError: ``info``/``default_args`` is not a dict, or ``type`` is neither a string
+            nor a class/callable (also an AssertionError, as in mmcv).
+        KeyError: ``info`` has no ``type``, or the name is not found.
+    """
+    if not isinstance(info, dict):
+        raise ObjFromDictError(f"obj_from_dict: info must be a dict, got {type(info).__name__}")
+    if "type" not in info:
+        raise MissingTypeError(
+            f'obj_from_dict: info needs a "type" key naming what to build, got keys {sorted(info)}'
+        )
+    if default_args is not None and not isinstance(default_args, dict):
+        raise ObjFromDictError(
+            f"obj_from_dict: default_args must be a dict or None, got {type(default_args).__name__}"
+        )
+    args = dict(info)
+    obj_type = args.pop("type")
+    if isinstance(obj_type, str):
+        obj_type = _resolve_type(obj_type, parent)
+    elif not callable(obj_type):
+        raise ObjFromDictError(
+            f"obj_from_dict: type must be a str or a class, got {type(obj_type).__name__}"
+        )
+    for name, value in (default_args or {}).items():
+        args.setdefault(name, value)
+    return obj_type(**args)
 
 
 def set_random_seed(seed: int, deterministic: bool = False, use_rank_shift: bool = False) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import warnings
 from typing import Any, Callable
@@ -45,6 +46,13 @@ def check_workflow(data_loaders: Any, workflow: Any) -> None:
             raise ValueError(f"workflow phase {phase!r}: the count must be a positive int")
 
 
+class NoTrainStepError(TypeError, AssertionError):
+    """The model has no ``train_step`` and no ``batch_processor`` was given.
+
+    A TypeError, and an AssertionError as mmcv checked it with ``assert``.
+    """
+
+
 def check_runner_args(
     model: Any,
     batch_processor: Callable | None,
@@ -52,11 +60,14 @@ def check_runner_args(
     meta: Any,
     max_iters: Any,
     max_epochs: Any,
+    logger: Any = None,
 ) -> None:
     """Check BaseRunner's constructor arguments (see its docstring for what each must be).
 
     Raises:
-        TypeError: Wrong model/optimizer/meta/batch_processor types.
+        TypeError: Wrong model/optimizer/meta/batch_processor/logger types.
+        RuntimeError: Both ``batch_processor`` and ``model.train_step``/``val_step`` exist
+            (as in mmcv: which one runs would be ambiguous).
         ValueError: Both or non-positive ``max_epochs``/``max_iters``.
     """
     inner = model.module if is_module_wrapper(model) else model
@@ -70,11 +81,18 @@ def check_runner_args(
             DeprecationWarning,
             stacklevel=3,
         )
+        if hasattr(inner, "train_step") or hasattr(inner, "val_step"):
+            raise RuntimeError(
+                f"model {type(inner).__name__} defines train_step/val_step and a batch_processor "
+                "was given too; pass only one of them"
+            )
     elif not hasattr(inner, "train_step"):
-        raise TypeError(
+        raise NoTrainStepError(
             f"model {type(inner).__name__} has no train_step(data_batch, optimizer) method; "
             "define train_step/val_step on the model or pass a batch_processor"
         )
+    if logger is not None and not isinstance(logger, (logging.Logger, logging.LoggerAdapter)):
+        raise TypeError(f"logger must be a logging.Logger or None, got {type(logger).__name__}")
     _check_optimizer(optimizer)
     if meta is not None and not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
@@ -160,6 +178,7 @@ def resolve_run_limit(runner: Any, name: str, value: int | None) -> int:
 
 __all__ = [
     "VALID_MODES",
+    "NoTrainStepError",
     "check_runner_args",
     "check_workflow",
     "prepare_work_dir",

@@ -9,7 +9,7 @@ which re-exports these names at their mmcv path. Importing this module imports t
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Callable, TypeVar
 
 import torch
@@ -17,6 +17,8 @@ import torch.distributed as dist
 
 __all__ = [
     "all_reduce_dict",
+    "allreduce_grads",
+    "allreduce_params",
     "barrier",
     "broadcast_object",
     "collect_results",
@@ -152,3 +154,88 @@ def collect_results(results: list, size: int) -> list | None:
             f"dataset has {size} samples; each rank must return one result per sample it was given"
         )
     return ordered[:size]
+
+
+def _average_(tensors: list[torch.Tensor], world_size: int) -> None:
+    """Replace each summed tensor by its mean over ranks, in place (integers round down)."""
+    for t in tensors:
+        if t.is_floating_point() or t.is_complex():
+            t.div_(world_size)
+        else:
+            t.floor_divide_(world_size)
+
+
+def _buckets(tensors: list[torch.Tensor], bucket_bytes: int) -> list[list[torch.Tensor]]:
+    """Group tensors by dtype and device (first-seen order), each group cut at ``bucket_bytes``.
+
+    ``bucket_bytes <= 0`` means one bucket per dtype/device. A tensor larger than the bucket
+    size gets a bucket of its own.
+    """
+    groups: dict[tuple, list[list[torch.Tensor]]] = {}
+    sizes: dict[tuple, int] = {}
+    for t in tensors:
+        key = (t.dtype, t.device)
+        nbytes = t.numel() * t.element_size()
+        if key not in groups or (bucket_bytes > 0 and sizes[key] + nbytes > bucket_bytes):
+            groups.setdefault(key, []).append([])
+            sizes[key] = 0
+        groups[key][-1].append(t)
+        sizes[key] += nbytes
+    return [bucket for buckets in groups.values() for bucket in buckets if bucket]
+
+
+def _allreduce_mean(tensors: list[torch.Tensor], coalesce: bool, bucket_size_mb: int) -> None:
+    if not is_distributed() or not tensors:
+        return
+    world_size = dist.get_world_size()
+    reducible = [t for t in tensors if t.dtype is not torch.bool]
+    if not coalesce:
+        for t in reducible:
+            dist.all_reduce(t)
+        _average_(reducible, world_size)
+        return
+    bucket_bytes = bucket_size_mb * 1024 * 1024 if bucket_size_mb > 0 else 0
+    for bucket in _buckets(reducible, bucket_bytes):
+        flat = torch.cat([t.reshape(-1) for t in bucket])
+        dist.all_reduce(flat)
+        _average_([flat], world_size)
+        for t, part in zip(bucket, flat.split([t.numel() for t in bucket])):
+            t.copy_(part.view_as(t))
+
+
+def allreduce_params(
+    params: Iterable[torch.Tensor], coalesce: bool = True, bucket_size_mb: int = -1
+) -> None:
+    """Average parameters or buffers over all ranks, in place (mmcv 1.x API).
+
+    Every rank must call it with the same tensors in the same order. Integer tensors (e.g.
+    BatchNorm's ``num_batches_tracked``) get the floor of the mean; bool tensors are left as
+    they are. Does nothing when not distributed.
+
+    Args:
+        params: Parameters or buffers (e.g. ``model.buffers()``); their data is overwritten.
+        coalesce: Reduce flattened buckets (few collectives) instead of one tensor at a time.
+        bucket_size_mb: Bucket size in MiB when coalescing; ``<= 0``: one bucket per
+            dtype and device.
+    """
+    with torch.no_grad():
+        _allreduce_mean([p.data for p in params], coalesce, bucket_size_mb)
+
+
+def allreduce_grads(
+    params: Iterable[torch.nn.Parameter], coalesce: bool = True, bucket_size_mb: int = -1
+) -> None:
+    """Average the gradients of ``params`` over all ranks, in place (mmcv 1.x API).
+
+    Parameters without a gradient or with ``requires_grad=False`` are skipped, so every rank
+    must have gradients for the same parameters. Does nothing when not distributed.
+
+    Args:
+        params: Parameters (e.g. ``model.parameters()``).
+        coalesce: Reduce flattened buckets (few collectives) instead of one tensor at a time.
+        bucket_size_mb: Bucket size in MiB when coalescing; ``<= 0``: one bucket per
+            dtype and device.
+    """
+    grads = [p.grad.data for p in params if p.requires_grad and p.grad is not None]
+    with torch.no_grad():
+        _allreduce_mean(grads, coalesce, bucket_size_mb)
