@@ -6,6 +6,7 @@ import contextlib
 import difflib
 import inspect
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, Callable, Union
 
@@ -15,6 +16,20 @@ class ConfigArgumentError(TypeError):
 
     The message names the registry, the type and the argument (with close matches).
     """
+
+
+class ScopeConflictError(KeyError, AssertionError):
+    """A child registry's scope is already taken in its parent.
+
+    A ``KeyError`` (mmpar's type) and an ``AssertionError`` (mmcv 1.x asserted).
+    """
+
+    def __str__(self) -> str:
+        return _error_text(self)
+
+
+class NotARegistryError(TypeError, AssertionError):
+    """A registry's ``parent`` is not a :class:`Registry` (``TypeError``; mmcv asserted)."""
 
 
 def _error_text(err: BaseException) -> str:
@@ -198,7 +213,7 @@ class Registry:
         self._children: dict[str, Registry] = {}
         self._scope = scope if scope is not None else self.infer_scope()
         if parent is not None and not isinstance(parent, Registry):
-            raise TypeError(f"parent must be a Registry, but got {type(parent).__name__}")
+            raise NotARegistryError(f"parent must be a Registry, but got {type(parent).__name__}")
         if build_func is None:
             build_func = parent.build_func if parent is not None else build_from_cfg
         self.build_func = build_func
@@ -313,13 +328,29 @@ class Registry:
         return self.build_func(cfg, registry=self, default_args=default_args, **kwargs)
 
     def _add_children(self, registry: Registry) -> None:
+        """Make ``registry`` a child: ``'<its scope>.Name'`` lookups here are routed to it.
+
+        Raises:
+            NotARegistryError: ``registry`` is not a Registry.
+            ScopeConflictError: A child with the same scope exists (a ``KeyError``).
+        """
+        if not isinstance(registry, Registry):
+            raise NotARegistryError(f"a child must be a Registry, but got {type(registry)}")
         if registry.scope in self._children:
-            raise KeyError(f'scope "{registry.scope}" already exists in registry "{self._name}"')
+            raise ScopeConflictError(
+                f'scope "{registry.scope}" already exists in registry "{self._name}"; give the '
+                f"child registry another scope"
+            )
         self._children[registry.scope] = registry
 
-    def _register(self, module: Any, module_name: Union[str, list, None], force: bool) -> None:
+    def _register_module(
+        self, module: Any, module_name: Union[str, Sequence[str], None] = None, force: bool = False
+    ) -> None:
         if not (inspect.isclass(module) or inspect.isfunction(module)):
-            raise TypeError(f"module must be a class or a function, but got {type(module)}")
+            raise TypeError(
+                f"{self._name} registry: module must be a class or a function, but got "
+                f"{type(module).__name__}: {module!r}"
+            )
         if module_name is None:
             module_name = module.__name__
         names = [module_name] if isinstance(module_name, str) else list(module_name)
@@ -341,22 +372,42 @@ class Registry:
 
         Args:
             name: Name or list of names to register under (default: ``module.__name__``).
+                A class passed here is registered under its own name, as mmcv's old API
+                ``register_module(SomeClass)`` did (with a ``DeprecationWarning``).
             force: Replace an existing entry of the same name instead of raising KeyError.
             module: The object to register; when None, a decorator is returned.
 
         Returns:
             The module itself, or a decorator.
+
+        Raises:
+            TypeError: ``force`` is not a bool, ``name`` is not a str or a sequence of str,
+                or the module is not a class or a function.
+            KeyError: A name is already registered and ``force`` is False.
         """
         if not isinstance(force, bool):
             raise TypeError(f"force must be a bool, but got {type(force).__name__}")
-        if not (name is None or isinstance(name, str) or isinstance(name, (list, tuple))):
-            raise TypeError(f"name must be None, a str or a list of str, but got {type(name)}")
+        if inspect.isclass(name):
+            warnings.warn(
+                f"{self._name} registry: register_module({name.__name__}) is the deprecated "
+                "form; use register_module(module=...) or the @register_module() decorator",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            self._register_module(name, None, force)
+            return name
+        names_ok = isinstance(name, (list, tuple)) and all(isinstance(n, str) for n in name)
+        if not (name is None or isinstance(name, str) or names_ok):
+            hint = " (pass a function as module=...)" if inspect.isfunction(name) else ""
+            raise TypeError(
+                f"name must be None, a str or a list of str, but got {type(name).__name__}{hint}"
+            )
         if module is not None:
-            self._register(module, name, force)
+            self._register_module(module, name, force)
             return module
 
         def _decorator(obj: Any) -> Any:
-            self._register(obj, name, force)
+            self._register_module(obj, name, force)
             return obj
 
         return _decorator

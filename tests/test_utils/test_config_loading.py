@@ -6,6 +6,7 @@ import pytest
 
 from mmpar import Config
 from mmpar.utils import ConfigError, ConfigSyntaxError
+from mmpar.utils.config import ConfigKeyError, ConfigOSError, ConfigTypeError
 
 
 def content(cfg):
@@ -92,7 +93,7 @@ def test_delete_replaces_and_never_leaks(write):
 def test_dict_over_non_dict_needs_delete(write):
     write("base.py", "model = 5\n")
     path = write("cfg.py", "_base_ = './base.py'\nmodel = dict(a=1)\n")
-    with pytest.raises(ConfigError, match=r'"model".*_delete_=True'):
+    with pytest.raises(ConfigTypeError, match=r'"model".*_delete_=True'):
         Config.fromfile(path)
 
 
@@ -152,11 +153,11 @@ def test_base_variable_references_in_json_yaml(write, name, text):
 def test_base_variable_reference_missing(write):
     write("base.py", "model = dict(depth=34)\n")
     path = write("cfg.py", "_base_ = './base.py'\nd = {{ _base_.model.width }}\n")
-    with pytest.raises(ConfigError, match=r"_base_\.model\.width.*not defined") as info:
+    with pytest.raises(ConfigKeyError, match=r"_base_\.model\.width.*not defined") as info:
         Config.fromfile(path)
     assert str(path) in str(info.value)
     no_base = write("nobase.py", "d = {{ _base_.x }}\n")
-    with pytest.raises(ConfigError, match="has no _base_"):
+    with pytest.raises(ConfigKeyError, match="has no _base_"):
         Config.fromfile(no_base)
 
 
@@ -170,10 +171,10 @@ def test_missing_file(tmp_path):
 
 
 def test_unsupported_extension(write):
-    with pytest.raises(ConfigError, match=r'unsupported extension "\.toml"'):
+    with pytest.raises(ConfigOSError, match=r'unsupported extension "\.toml"'):
         Config.fromfile(write("cfg.toml", "a = 1\n"))
     write("base.txt", "x")
-    with pytest.raises(ConfigError, match=r'_base_ file of .*cfg\.py.*"\.txt"'):
+    with pytest.raises(ConfigOSError, match=r'_base_ file of .*cfg\.py.*"\.txt"'):
         Config.fromfile(write("cfg.py", "_base_ = 'base.txt'\n"))
 
 
@@ -207,14 +208,14 @@ def test_json_yaml_syntax_errors(write, name, text, line):
 
 
 def test_top_level_must_be_mapping(write):
-    with pytest.raises(ConfigError, match="mapping at top level, got list"):
+    with pytest.raises(ConfigTypeError, match="mapping at top level, got list"):
         Config.fromfile(write("list.yaml", "- 1\n- 2\n"))
 
 
 def test_duplicate_keys_across_bases(write):
     a = write("a.py", "x = 1\nlr = 0.1\n")
     b = write("b.py", "y = 2\nlr = 0.2\n")
-    with pytest.raises(ConfigError, match='Duplicate key "lr"') as info:
+    with pytest.raises(ConfigKeyError, match='Duplicate key "lr"') as info:
         Config.fromfile(write("cfg.py", "_base_ = ['a.py', 'b.py']\n"))
     assert str(a) in str(info.value) and str(b) in str(info.value)
 
@@ -236,7 +237,7 @@ def test_base_loop(write):
 
 
 def test_base_must_be_paths(write):
-    with pytest.raises(ConfigError, match="_base_ must be a path or a list of paths"):
+    with pytest.raises(ConfigTypeError, match="_base_ must be a path or a list of paths"):
         Config.fromfile(write("cfg.py", "_base_ = 3\n"))
 
 
@@ -247,7 +248,7 @@ def test_fromstring_each_format():
     assert Config.fromstring("a = dict(b=1)\n", ".py").a.b == 1
     assert Config.fromstring('{"a": {"b": 1}}', "json").a.b == 1
     assert Config.fromstring("a: {b: 1}\n", ".yaml").a.b == 1
-    with pytest.raises(ConfigError, match="Unsupported config format"):
+    with pytest.raises(ConfigOSError, match="Unsupported config format"):
         Config.fromstring("a=1", ".ini")
     with pytest.raises(ConfigSyntaxError, match="config string"):
         Config.fromstring("a = (", ".py")

@@ -4,6 +4,7 @@ import pytest
 
 from mmpar import Config
 from mmpar.utils import ConfigError
+from mmpar.utils.config import ConfigTypeError
 
 
 def content(cfg):
@@ -39,11 +40,11 @@ def test_pretty_text_is_valid_python():
 
 def test_dump_errors(tmp_path):
     cfg = Config(dict(model=dict(type=int)))
-    with pytest.raises(ConfigError, match=r"model\.type \(type\)"):
+    with pytest.raises(ConfigTypeError, match=r"model\.type \(type\)"):
         cfg.dump(tmp_path / "x.py")
-    with pytest.raises(ConfigError, match="JSON"):
+    with pytest.raises(ConfigTypeError, match="JSON"):
         cfg.dump(tmp_path / "x.json")
-    with pytest.raises(ConfigError, match=r'unsupported extension "\.txt"'):
+    with pytest.raises(ConfigTypeError, match=r'unsupported extension "\.txt"'):
         Config(dict(a=1)).dump(tmp_path / "x.txt")
     with pytest.raises(ConfigError, match="not a Python identifier"):
         Config({"a-b": 1}).dump(tmp_path / "y.py")

@@ -5,34 +5,64 @@ mmcv's known bugs are fixed: errors name the file and key, ``_delete_`` never le
 result, ``pretty_text`` is valid Python, and ``--cfg-options`` values are parsed without eval.
 
 Modules: :mod:`.loading` (files, ``_base_`` inheritance, ``merge_dicts``), :mod:`.writer`
-(``pretty_text`` / ``dump``), :mod:`.options` (``DictAction``, ``merge_from_dict``),
-:mod:`.core` (``Config``), :mod:`.config_dict` (``ConfigDict``), :mod:`.errors`.
+(``pretty_text`` / ``dump``), :mod:`.options` (``DictAction``, ``merge_from_dict``, ``add_args``),
+:mod:`.core` (``Config``), :mod:`.config_dict` (``ConfigDict``), :mod:`.errors` (each error
+is also the built-in mmcv raises for the same mistake: ``KeyError``, ``TypeError``, ...).
 """
 
 from ..plugins import import_modules_from_strings
 from .config_dict import ConfigDict
 from .core import RESERVED_KEYS, Config, PathLike
-from .errors import ConfigError, ConfigOptionError, ConfigSyntaxError
-from .loading import BASE_KEY, DELETE_KEY, SUPPORTED_FORMATS, merge_dicts
-from .options import DictAction
+from .errors import (
+    ConfigError,
+    ConfigKeyError,
+    ConfigOptionError,
+    ConfigOptionKeyError,
+    ConfigOptionTypeError,
+    ConfigOSError,
+    ConfigSyntaxError,
+    ConfigTypeError,
+)
+from .loading import BASE_KEY, DELETE_KEY, DEPRECATION_KEY, SUPPORTED_FORMATS, merge_dicts
+from .options import DictAction, add_args
 
 # Pickles, reprs and tracebacks keep naming the public path, as before config was a package.
-for _cls in (Config, ConfigDict, ConfigError, ConfigOptionError, ConfigSyntaxError, DictAction):
-    _cls.__module__ = __name__
-del _cls
+for _obj in (
+    Config,
+    ConfigDict,
+    ConfigError,
+    ConfigKeyError,
+    ConfigOSError,
+    ConfigOptionError,
+    ConfigOptionKeyError,
+    ConfigOptionTypeError,
+    ConfigSyntaxError,
+    ConfigTypeError,
+    DictAction,
+    add_args,
+):
+    _obj.__module__ = __name__
+del _obj
 
 __all__ = [
     "BASE_KEY",
     "DELETE_KEY",
+    "DEPRECATION_KEY",
     "RESERVED_KEYS",
     "SUPPORTED_FORMATS",
     "Config",
     "ConfigDict",
     "ConfigError",
+    "ConfigKeyError",
+    "ConfigOSError",
     "ConfigOptionError",
+    "ConfigOptionKeyError",
+    "ConfigOptionTypeError",
     "ConfigSyntaxError",
+    "ConfigTypeError",
     "DictAction",
     "PathLike",
+    "add_args",
     "import_modules_from_strings",
     "merge_dicts",
 ]

@@ -7,14 +7,16 @@ in :mod:`.writer`, and dotted-key options (``merge_from_dict``, ``--cfg-options`
 
 from __future__ import annotations
 
+import argparse
 import copy
 import os
 import os.path as osp
+import warnings
 from collections.abc import Iterator
 from typing import Any, Union
 
 from .config_dict import ConfigDict
-from .errors import ConfigError
+from .errors import ConfigKeyError, ConfigOSError, ConfigTypeError
 from .loading import (
     SUPPORTED_FORMATS,
     _check_format,
@@ -23,10 +25,10 @@ from .loading import (
     _load_text,
     merge_dicts,
 )
-from .options import _apply_options
+from .options import _apply_options, add_args
 from .writer import _dump_text, _python_source
 
-RESERVED_KEYS = ("filename", "text", "pretty_text")
+RESERVED_KEYS = ["filename", "text", "pretty_text"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -57,10 +59,10 @@ class Config:
         if cfg_dict is None:
             cfg_dict = {}
         elif not isinstance(cfg_dict, dict):
-            raise TypeError(f"cfg_dict must be a dict, but got {type(cfg_dict).__name__}")
+            raise ConfigTypeError(f"cfg_dict must be a dict, but got {type(cfg_dict).__name__}")
         for key in cfg_dict:
             if key in RESERVED_KEYS:
-                raise KeyError(
+                raise ConfigKeyError(
                     f'"{key}" is reserved for Config attributes ({", ".join(RESERVED_KEYS)}); '
                     f"rename this top-level key"
                 )
@@ -94,17 +96,33 @@ class Config:
         Raises:
             FileNotFoundError: The file or one of its ``_base_`` files does not exist.
             ConfigSyntaxError: The file is not valid Python/JSON/YAML (file and line named).
-            ConfigError: Unsupported extension, ``_base_`` loop, duplicate key among
-                ``_base_`` files, unknown ``{{ _base_.key }}`` reference, ...
+            ConfigOSError: Unsupported extension (an ``OSError``, as in mmcv).
+            ConfigKeyError: Duplicate key among ``_base_`` files, unknown
+                ``{{ _base_.key }}`` reference (a ``KeyError``).
+            ConfigTypeError: A dict overrides a non-dict base value without ``_delete_``
+                (a ``TypeError``).
+            ConfigError: ``_base_`` loop.
             ImportError: A ``custom_imports`` module failed to import.
+
+        A file (or ``_base_`` file) that sets ``_deprecation_=dict(expected=..., reference=...)``
+        is loaded with a ``DeprecationWarning`` naming both.
         """
-        path = osp.abspath(osp.expanduser(os.fspath(filename)))
-        if not osp.isfile(path):
-            raise FileNotFoundError(f'Config file "{path}" does not exist')
-        cfg_dict, cfg_text = _load_file(path, use_predefined_variables, ())
+        path, (cfg_dict, cfg_text) = Config._load_path(filename, use_predefined_variables)
         if import_custom_modules:
             _import_custom(cfg_dict, path)
         return Config(cfg_dict, cfg_text=cfg_text, filename=path)
+
+    @staticmethod
+    def _load_path(filename: PathLike, use_predefined_variables: bool) -> tuple[str, tuple]:
+        path = osp.abspath(osp.expanduser(os.fspath(filename)))
+        if not osp.isfile(path):
+            raise FileNotFoundError(f'Config file "{path}" does not exist')
+        return path, _load_file(path, use_predefined_variables, ())
+
+    @staticmethod
+    def _file2dict(filename: PathLike, use_predefined_variables: bool = True) -> tuple[dict, str]:
+        """Load a file as mmcv's private loader did: ``(plain dict, text)``, no custom imports."""
+        return Config._load_path(filename, use_predefined_variables)[1]
 
     @staticmethod
     def fromstring(cfg_str: str, file_format: str, import_custom_modules: bool = True) -> Config:
@@ -117,18 +135,49 @@ class Config:
 
         ``_base_`` paths are resolved relative to the current directory; the predefined
         ``{{ fileDirname }}``-style variables are not available (there is no file).
+
+        Raises:
+            ConfigOSError: Unsupported format (an ``OSError``, as in mmcv).
         """
         ext = file_format if file_format.startswith(".") else f".{file_format}"
         if ext.lower() not in SUPPORTED_FORMATS:
-            raise ConfigError(
+            raise ConfigOSError(
                 f'Unsupported config format "{file_format}"; use one of '
                 f"{', '.join(SUPPORTED_FORMATS)}"
+            )
+        if ext.lower() != ".py" and "dict(" in cfg_str:
+            warnings.warn(
+                f'Config.fromstring: file_format is "{file_format}" but the text contains '
+                '"dict(": is it a .py config?',
+                stacklevel=2,
             )
         label = f"<config string ({ext})>"
         cfg_dict, _ = _load_text(cfg_str, ext.lower(), label, os.getcwd(), True, (), cfg_str)
         if import_custom_modules:
             _import_custom(cfg_dict, label)
         return Config(cfg_dict, cfg_text=cfg_str)
+
+    @staticmethod
+    def auto_argparser(description: str | None = None) -> tuple[argparse.ArgumentParser, Config]:
+        """Build a parser with one ``--key`` option per config value (mmcv's experimental helper).
+
+        The config path is the first positional command-line argument (``sys.argv``); the
+        config is loaded and :func:`add_args` adds its keys to a new parser.
+
+        Args:
+            description: The parsers' description.
+
+        Returns:
+            ``(parser, cfg)``: the parser (positional ``config`` plus the config's keys) and
+            the loaded config.
+        """
+        partial_parser = argparse.ArgumentParser(description=description, add_help=False)
+        partial_parser.add_argument("config", help="config file path")
+        cfg = Config.fromfile(partial_parser.parse_known_args()[0].config)
+        parser = argparse.ArgumentParser(description=description)
+        parser.add_argument("config", help="config file path")
+        add_args(parser, cfg)
+        return parser, cfg
 
     @staticmethod
     def _merge_a_into_b(a: dict, b: dict, allow_list_keys: bool = False) -> dict:
@@ -163,14 +212,16 @@ class Config:
         JSON and YAML have no tuples: tuples come back as lists when such a dump is loaded.
 
         Raises:
-            ConfigError: Unsupported extension, or a value the format cannot represent.
+            ConfigTypeError: Unsupported extension, or a value the format cannot represent
+                (a ``TypeError``, as mmcv's ``dump`` raises).
         """
         if file is None:
             ext = osp.splitext(self._filename)[1].lower() if self._filename else ".py"
             ext = ext if ext in SUPPORTED_FORMATS else ".py"
             return _dump_text(self._cfg_dict.to_dict(), ext, "<string>")
         file = os.fspath(file)
-        text = _dump_text(self._cfg_dict.to_dict(), _check_format(file, what="Dump file"), file)
+        ext = _check_format(file, what="Dump file", error=ConfigTypeError)
+        text = _dump_text(self._cfg_dict.to_dict(), ext, file)
         with open(file, "w", encoding="utf-8") as f:
             f.write(text)
         return None
@@ -192,9 +243,11 @@ class Config:
             allow_list_keys: Allow digit parts to index lists.
 
         Raises:
-            ConfigOptionError: A key is malformed (empty part), goes through a value that is
-                not a dict/list, indexes past the end of a list, or goes through a missing key
-                that looks like a typo (see above). Nothing is changed then.
+            ConfigOptionTypeError: A key goes through a value that is not a dict (or list),
+                or indexes a list with a non-digit part (a ``TypeError``, as in mmcv).
+            ConfigOptionKeyError: A list index is past the end, or a key goes through a
+                missing key that looks like a typo (see above) (a ``KeyError``).
+            ConfigOptionError: A key is malformed (empty part). Nothing is changed on error.
             ImportError: A ``custom_imports`` module given in the options failed to import.
         """
         cfg = _apply_options(self._cfg_dict, options, allow_list_keys)
@@ -215,7 +268,7 @@ class Config:
 
     def __setitem__(self, name: str, value: Any) -> None:
         if name in RESERVED_KEYS:
-            raise KeyError(f'"{name}" is a reserved Config attribute and cannot be set')
+            raise ConfigKeyError(f'"{name}" is a reserved Config attribute and cannot be set')
         self._cfg_dict[name] = value
 
     def __delitem__(self, name: str) -> None:

@@ -1,8 +1,40 @@
-"""The exceptions a config file or a ``--cfg-options`` item can raise."""
+"""The exceptions a config file or a ``--cfg-options`` item can raise.
+
+Every one is a :class:`ConfigError` (and, as before, a ``ValueError``), and also an instance of
+the built-in exception mmcv 1.x raises for the same mistake, so ``except KeyError:`` /
+``except TypeError:`` / ``except OSError:`` in ported code keeps working:
+
+- :class:`ConfigKeyError` (``KeyError``): duplicate key among ``_base_`` files, unknown
+  ``{{ _base_.x }}``, list index out of range.
+- :class:`ConfigTypeError` (``TypeError``): a dict merged onto a non-dict without ``_delete_``,
+  a value of the wrong type (``_base_``, ``custom_imports``, ``_deprecation_``, a non-dict
+  file).
+- :class:`ConfigOSError` (``OSError``): unsupported file extension.
+- :class:`ConfigSyntaxError` (``SyntaxError``): invalid Python/JSON/YAML.
+- :class:`ConfigOptionError` and its ``Key``/``Type`` variants: a bad ``merge_from_dict`` key.
+"""
 
 
 class ConfigError(ValueError):
     """A config file or option is invalid; the message names the file and/or key."""
+
+    def __str__(self) -> str:
+        # KeyError's str() would quote the message; print it as written.
+        if len(self.args) == 1:
+            return str(self.args[0])
+        return super().__str__()
+
+
+class ConfigKeyError(ConfigError, KeyError):
+    """A key is duplicated, missing or out of range (a ``KeyError``, as in mmcv)."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """A value has the wrong type, e.g. a dict merged onto a non-dict (a ``TypeError``)."""
+
+
+class ConfigOSError(ConfigError, OSError):
+    """A config file has an unsupported extension (an ``OSError``, as in mmcv)."""
 
 
 class ConfigSyntaxError(SyntaxError, ConfigError):
@@ -11,3 +43,11 @@ class ConfigSyntaxError(SyntaxError, ConfigError):
 
 class ConfigOptionError(ConfigError):
     """A ``--cfg-options`` / ``merge_from_dict`` key is malformed or its path does not exist."""
+
+
+class ConfigOptionKeyError(ConfigOptionError, ConfigKeyError):
+    """An option's path goes through a missing key that looks like a typo, or past a list's end."""
+
+
+class ConfigOptionTypeError(ConfigOptionError, ConfigTypeError):
+    """An option's path goes through a value that is not a dict (or a list, with an index)."""

@@ -14,20 +14,29 @@ import os.path as osp
 import re
 import types
 import uuid
+import warnings
 from typing import Any
 
 from ..plugins import import_modules_from_strings
-from .errors import ConfigError, ConfigSyntaxError
+from .errors import (
+    ConfigError,
+    ConfigKeyError,
+    ConfigOSError,
+    ConfigSyntaxError,
+    ConfigTypeError,
+)
 
 BASE_KEY = "_base_"
 DELETE_KEY = "_delete_"
+DEPRECATION_KEY = "_deprecation_"
 SUPPORTED_FORMATS = (".py", ".json", ".yaml", ".yml")
 
 
-def _check_format(path: str, what: str = "Config file") -> str:
+def _check_format(path: str, what: str = "Config file", error: type = ConfigOSError) -> str:
+    """Return the extension of ``path``; raise ``error`` (mmcv: OSError) if it is unsupported."""
     ext = osp.splitext(path)[1].lower()
     if ext not in SUPPORTED_FORMATS:
-        raise ConfigError(
+        raise error(
             f'{what} "{path}" has the unsupported extension "{ext}"; '
             f"use one of {', '.join(SUPPORTED_FORMATS)}"
         )
@@ -102,7 +111,7 @@ def _substitute_base_refs(
             where = (
                 f"its _base_ files ({', '.join(base_files)})" if base_files else "it has no _base_"
             )
-            raise ConfigError(
+            raise ConfigKeyError(
                 f'{path}: "{{{{ _base_.{key} }}}}" refers to "{key}", which is not defined '
                 f"({where}); check the key path"
             ) from None
@@ -141,7 +150,8 @@ def _exec_python(text: str, path: str) -> dict:
     return {
         name: value
         for name, value in namespace.items()
-        if (name == BASE_KEY or not name.startswith("_")) and not isinstance(value, skip)
+        if (name in (BASE_KEY, DEPRECATION_KEY) or not name.startswith("_"))
+        and not isinstance(value, skip)
     }
 
 
@@ -172,10 +182,35 @@ def _parse_text(text: str, ext: str, path: str) -> dict:
         if data is None:
             data = {}
     if not isinstance(data, dict):
-        raise ConfigError(
+        raise ConfigTypeError(
             f"{path}: a config file must hold a mapping at top level, got {type(data).__name__}"
         )
     return data
+
+
+def _warn_deprecated(info: Any, path: str) -> None:
+    """Warn (``DeprecationWarning``) that the config ``path`` is deprecated, as mmcv does.
+
+    Args:
+        info: The file's ``_deprecation_`` dict: optional ``expected`` (the config to use
+            instead) and ``reference`` (where to read more).
+        path: The config file.
+    """
+    if not isinstance(info, dict):
+        raise ConfigTypeError(
+            f"{path}: {DEPRECATION_KEY} must be dict(expected=..., reference=...), got {info!r}"
+        )
+    unknown = sorted(set(info) - {"expected", "reference"})
+    if unknown:
+        raise ConfigKeyError(
+            f"{path}: unknown {DEPRECATION_KEY} keys {unknown}; use expected and/or reference"
+        )
+    message = f"The config file {path} is deprecated and will be removed in the future."
+    if "expected" in info:
+        message += f" Please use {info['expected']} instead."
+    if "reference" in info:
+        message += f" More information can be found at {info['reference']}"
+    warnings.warn(message, DeprecationWarning, stacklevel=2)
 
 
 def _strip_delete_keys(value: Any) -> Any:
@@ -194,20 +229,21 @@ def merge_dicts(a: dict, b: dict, allow_list_keys: bool = False, _path: str = ""
     ``a`` index into lists of ``b``.
 
     Raises:
-        ConfigError: A dict in ``a`` meets a non-dict in ``b`` without ``_delete_``, or a list
-            index is out of range.
+        ConfigTypeError: A dict in ``a`` meets a non-dict in ``b`` without ``_delete_``, or a
+            non-index key meets a list.
+        ConfigKeyError: A list index is out of range.
     """
     result = list(b) if isinstance(b, list) else dict(b)
     for key, value in a.items():
         where = f"{_path}.{key}" if _path else str(key)
         if isinstance(result, list):
             if not (isinstance(key, str) and key.isdigit()):
-                raise ConfigError(
+                raise ConfigTypeError(
                     f'"{where}": the base value is a list, so "{key}" must be an index'
                 )
             index = int(key)
             if index >= len(result):
-                raise ConfigError(
+                raise ConfigKeyError(
                     f'"{where}": index {index} is out of range for a list of {len(result)} items'
                 )
             if isinstance(value, dict) and isinstance(result[index], (dict, list)):
@@ -219,7 +255,7 @@ def merge_dicts(a: dict, b: dict, allow_list_keys: bool = False, _path: str = ""
             if key in result and not delete:
                 allowed = (dict, list) if allow_list_keys else dict
                 if not isinstance(result[key], allowed):
-                    raise ConfigError(
+                    raise ConfigTypeError(
                         f'"{where}" is a dict in the new config but a '
                         f"{type(result[key]).__name__} in the base config; set "
                         f"{DELETE_KEY}=True in the new dict to replace the base value"
@@ -255,6 +291,8 @@ def _load_text(
 ) -> tuple[dict, str]:
     body, placeholders = _presubstitute_base_refs(body)
     cfg = _parse_text(body, ext, path)
+    if DEPRECATION_KEY in cfg:
+        _warn_deprecated(cfg.pop(DEPRECATION_KEY), path)
 
     base_cfg: dict = {}
     base_texts: list[str] = []
@@ -263,7 +301,9 @@ def _load_text(
     if isinstance(bases, str):
         bases = [bases]
     if not isinstance(bases, (list, tuple)) or not all(isinstance(b, str) for b in bases):
-        raise ConfigError(f"{path}: {BASE_KEY} must be a path or a list of paths, got {bases!r}")
+        raise ConfigTypeError(
+            f"{path}: {BASE_KEY} must be a path or a list of paths, got {bases!r}"
+        )
     key_owner: dict[str, str] = {}
     for base in bases:
         base_path = osp.abspath(osp.join(base_dir, osp.expanduser(base)))
@@ -276,7 +316,7 @@ def _load_text(
         sub_cfg, sub_text = _load_file(base_path, use_predefined_variables, chain + (path,))
         for key in sub_cfg:
             if key in key_owner:
-                raise ConfigError(
+                raise ConfigKeyError(
                     f'Duplicate key "{key}" in the {BASE_KEY} files "{key_owner[key]}" and '
                     f'"{base_path}" of "{path}"; define it in one of them only'
                 )
@@ -298,13 +338,13 @@ def _import_custom(cfg_dict: dict, source: str) -> None:
     if not spec:
         return
     if not isinstance(spec, dict) or "imports" not in spec:
-        raise ConfigError(
+        raise ConfigTypeError(
             f"{source}: custom_imports must be dict(imports=[...], allow_failed_imports=False), "
             f"got {spec!r}"
         )
     unknown = set(spec) - {"imports", "allow_failed_imports"}
     if unknown:
-        raise ConfigError(f"{source}: unknown custom_imports keys {sorted(unknown)}")
+        raise ConfigTypeError(f"{source}: unknown custom_imports keys {sorted(unknown)}")
     import_modules_from_strings(
         spec["imports"], spec.get("allow_failed_imports", False), source=source
     )

@@ -10,16 +10,22 @@ from __future__ import annotations
 import argparse
 import copy
 import difflib
+import warnings
 from typing import Any
 
 from .config_dict import ConfigDict, _to_config_dicts
-from .errors import ConfigOptionError
+from .errors import ConfigOptionError, ConfigOptionKeyError, ConfigOptionTypeError
 from .loading import DELETE_KEY, _import_custom, _strip_delete_keys, merge_dicts
 
 
-def _merges_into(value: Any, target: Any) -> bool:
-    """Whether option ``value`` merges into ``target`` rather than replacing it."""
-    return isinstance(value, dict) and isinstance(target, dict) and not value.get(DELETE_KEY)
+def _merges_into(value: Any, target: Any, allow_list_keys: bool) -> bool:
+    """Whether option ``value`` merges into ``target`` rather than replacing it.
+
+    A dict merges into a dict, and (with ``allow_list_keys``, as in mmcv) a dict of indices
+    into a list: ``pipeline={'0': dict(type='X')}``. ``_delete_=True`` replaces instead.
+    """
+    mergeable = (dict, list) if allow_list_keys else dict
+    return isinstance(value, dict) and isinstance(target, mergeable) and not value.get(DELETE_KEY)
 
 
 def _swaps_two_neighbours(a: str, b: str) -> bool:
@@ -44,7 +50,7 @@ def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> N
     would silently create a dict nobody reads.
 
     Raises:
-        ConfigOptionError: Naming the missing key, its parent's keys and close matches.
+        ConfigOptionKeyError: Naming the missing key, its parent's keys and close matches.
     """
     part = parts[depth]
     siblings = [str(k) for k in node]
@@ -59,7 +65,7 @@ def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> N
         hint = f" Did you mean: {', '.join(close)}?"
     else:
         hint = " A list index cannot follow a key that does not exist."
-    raise ConfigOptionError(
+    raise ConfigOptionKeyError(
         f'Option "{full_key}": "{".".join(parts[: depth + 1])}" does not exist ({parent} has '
         f"keys {', '.join(siblings) or 'none'}).{hint}"
     )
@@ -68,7 +74,7 @@ def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> N
 def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: bool) -> None:
     """Set ``cfg[a][b][c] = value`` for ``full_key='a.b.c'`` (see ``merge_from_dict``)."""
     if not isinstance(full_key, str):
-        raise ConfigOptionError(f"Option key {full_key!r} must be a str")
+        raise ConfigOptionTypeError(f"Option key {full_key!r} must be a str")
     parts = full_key.split(".")
     if any(part == "" for part in parts):
         raise ConfigOptionError(
@@ -85,19 +91,19 @@ def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: boo
                 node[part] = ConfigDict()
         elif isinstance(node, list) and allow_list_keys:
             if not part.isdigit():
-                raise ConfigOptionError(
+                raise ConfigOptionTypeError(
                     f'Option "{full_key}": "{".".join(parts[:depth])}" is a list, so "{part}" '
                     f"must be an index"
                 )
             key = int(part)
             if key >= len(node):
-                raise ConfigOptionError(
+                raise ConfigOptionKeyError(
                     f'Option "{full_key}": index {key} is out of range for '
                     f'"{".".join(parts[:depth])}" (a list of {len(node)} items)'
                 )
         else:
             parent = ".".join(parts[:depth])
-            raise ConfigOptionError(
+            raise ConfigOptionTypeError(
                 f'Option "{full_key}": cannot set "{here}" because "{parent}" is a '
                 f"{type(node).__name__} ({node!r}), not a dict"
                 + (" or list" if allow_list_keys else "")
@@ -105,7 +111,7 @@ def _set_dotted(cfg: ConfigDict, full_key: Any, value: Any, allow_list_keys: boo
             )
         if last:
             current = node.get(key) if isinstance(node, dict) else node[key]
-            if _merges_into(value, current):
+            if _merges_into(value, current, allow_list_keys):
                 value = merge_dicts(value, current, allow_list_keys, here)
             node[key] = _to_config_dicts(_strip_delete_keys(value))
             return
@@ -127,6 +133,42 @@ def _apply_options(cfg: ConfigDict, options: dict, allow_list_keys: bool) -> Con
         # import them as loading a config file does. Modules already imported are no-ops.
         _import_custom(cfg, "--cfg-options")
     return cfg
+
+
+def add_args(
+    parser: argparse.ArgumentParser, cfg: dict, prefix: str = ""
+) -> argparse.ArgumentParser:
+    """Add one ``--<prefix><key>`` option per value of ``cfg`` to ``parser`` (mmcv's helper).
+
+    Nested dicts add dotted options (``--model.depth``). A str value adds a str option, an
+    int/float one of that type, a bool a ``store_true`` flag, a non-empty list/tuple a
+    ``nargs='+'`` option typed like its first item. Other values (None, empty lists, objects)
+    get no option and a warning naming the key. Options have no default (None when absent).
+
+    Args:
+        parser: The parser to extend.
+        cfg: The config (or one of its dicts).
+        prefix: Prefix of the option names, e.g. ``'model.'``.
+
+    Returns:
+        ``parser``.
+    """
+    for key, value in cfg.items():
+        option = f"--{prefix}{key}"
+        if isinstance(value, bool):  # before int: a bool is an int
+            parser.add_argument(option, action="store_true", default=None)
+        elif isinstance(value, (str, int, float)):
+            parser.add_argument(option, type=type(value))
+        elif isinstance(value, dict):
+            add_args(parser, value, f"{prefix}{key}.")
+        elif isinstance(value, (list, tuple)) and value:
+            item_type = type(value[0]) if isinstance(value[0], (str, int, float)) else str
+            parser.add_argument(option, type=item_type, nargs="+")
+        else:
+            warnings.warn(
+                f"add_args: no option for {prefix}{key} (a {type(value).__name__})", stacklevel=2
+            )
+    return parser
 
 
 class _OptionValueParser:

@@ -11,7 +11,7 @@ import keyword
 import math
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigTypeError
 
 _LINE_WIDTH = 100
 
@@ -119,12 +119,12 @@ def _dump_text(cfg: dict, ext: str, target: str) -> str:
     """Render ``cfg`` in the format of extension ``ext``; ``target`` names the output in errors.
 
     Raises:
-        ConfigError: A value the format cannot represent.
+        ConfigTypeError: A value the format cannot represent (a ``TypeError``, like json's).
     """
     if ext == ".py":
         text, problems = _python_source(cfg)
         if problems:
-            raise ConfigError(
+            raise ConfigTypeError(
                 f"Cannot dump the config to Python ({target}): no literal form for "
                 f"{', '.join(problems)}"
             )
@@ -136,4 +136,6 @@ def _dump_text(cfg: dict, ext: str, target: str) -> str:
 
         return yaml.safe_dump(cfg, sort_keys=False, default_flow_style=False)
     except Exception as err:  # json TypeError / yaml RepresenterError
-        raise ConfigError(f"Cannot dump the config to {ext[1:].upper()} ({target}): {err}") from err
+        raise ConfigTypeError(
+            f"Cannot dump the config to {ext[1:].upper()} ({target}): {err}"
+        ) from err
