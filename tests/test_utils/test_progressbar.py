@@ -1,6 +1,7 @@
 """mmcv 1.x progress bars: ProgressBar and track_* (drawn by tqdm, counted as in mmcv)."""
 
 import io
+import multiprocessing
 import os
 
 import pytest
@@ -17,12 +18,20 @@ def add(x, y=0):
     return x + y
 
 
-def slow_first(x):
-    # Task 0 burns CPU so later tasks finish first under imap_unordered.
+_EVENT = None
+
+
+def set_event(event):
+    global _EVENT
+    _EVENT = event
+
+
+def last_releases_first(x):
+    # Task 0 waits until the last task (5) runs: the other worker has returned 1..4 by then.
     if x == 0:
-        total = 0
-        for i in range(3_000_000):
-            total += i
+        assert _EVENT.wait(timeout=60)
+    if x == 5:
+        _EVENT.set()
     return x
 
 
@@ -121,10 +130,17 @@ def test_track_parallel_progress_unordered_chunks_and_tuple_tasks():
     out = io.StringIO()
     tasks = (iter(range(6)), 6)
     results = track_parallel_progress(
-        slow_first, tasks, nproc=2, chunksize=1, keep_order=False, file=out
+        last_releases_first,
+        tasks,
+        nproc=2,
+        initializer=set_event,
+        initargs=(multiprocessing.Event(),),
+        keep_order=False,
+        file=out,
     )
     assert sorted(results) == list(range(6))
-    assert results[0] != 0  # a later task finished before the slow first one
+    assert results[:4] == [1, 2, 3, 4]  # completion order, not task order
+    assert "6/6" in out.getvalue()
     out = io.StringIO()
     results = track_parallel_progress(square, list(range(7)), nproc=2, chunksize=3, file=out)
     assert results == [x * x for x in range(7)]
