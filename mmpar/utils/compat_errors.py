@@ -1,0 +1,57 @@
+"""Exception types for mmcv 1.x compatibility, and the mmcv names mmpar leaves out.
+
+mmcv checks many arguments with ``assert``; mmpar raises a clearer error that is still an
+:class:`AssertionError`, so ported ``except AssertionError:`` blocks keep working.
+"""
+
+from __future__ import annotations
+
+
+class CheckValueError(ValueError, AssertionError):
+    """A bad argument value where mmcv 1.x raised :class:`AssertionError`."""
+
+
+class CheckTypeError(TypeError, AssertionError):
+    """A bad argument type where mmcv 1.x raised :class:`AssertionError`."""
+
+
+class NotProvidedError(ImportError):
+    """An mmcv 1.x name that mmpar deliberately does not provide."""
+
+
+_USE_TORCH_EXTENSIONS = (
+    "mmpar builds no C++/CUDA extensions; use torch.utils.cpp_extension directly "
+    "(from torch.utils.cpp_extension import {name})"
+)
+
+#: mmcv 1.x names under ``mmcv.utils`` that mmpar leaves out, with what to use instead.
+NOT_PROVIDED: dict[str, str] = {
+    "BuildExtension": _USE_TORCH_EXTENSIONS.format(name="BuildExtension"),
+    "CppExtension": _USE_TORCH_EXTENSIONS.format(name="CppExtension"),
+    "CUDAExtension": _USE_TORCH_EXTENSIONS.format(name="CUDAExtension"),
+    "_get_cuda_home": (
+        "mmpar builds no C++/CUDA extensions; use torch.utils.cpp_extension directly "
+        "(from torch.utils.cpp_extension import CUDA_HOME, ROCM_HOME)"
+    ),
+}
+
+
+def not_provided(module: str, name: str) -> NotProvidedError:
+    """Return the error for an attribute ``name`` of ``module`` that mmpar leaves out.
+
+    Meant for a module-level ``__getattr__``: an :class:`ImportError` (not an
+    :class:`AttributeError`) is what keeps its message when raised during
+    ``from module import name``; Python replaces an AttributeError's message there.
+
+    Args:
+        module: The module's dotted name.
+        name: A key of :data:`NOT_PROVIDED`.
+
+    Returns:
+        The error to raise.
+    """
+    return NotProvidedError(
+        f"{module}.{name} (mmcv{module[len('mmpar') :]}.{name}) is not provided: "
+        f"{NOT_PROVIDED[name]}.",
+        name=name,
+    )
