@@ -27,7 +27,7 @@ def parse(*items):
         ("false", False),
         ("False", False),
         ("None", None),
-        ("none", None),
+        ("none", "none"),  # mmcv's rule: only "None" is None (loss.reduction=none is a str)
         ("abc", "abc"),
         ("./work dirs/x", "./work dirs/x"),
         ("", ""),

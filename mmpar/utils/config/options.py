@@ -175,7 +175,7 @@ class _OptionValueParser:
     """Parse a ``--cfg-options`` value: scalars, ``a,b`` lists, ``[..]`` lists, ``(..)`` tuples.
 
     No eval: scalars become int, float, bool (``true``/``false`` in any case), None
-    (``None``/``none``) or str. Text in matching quotes is a str as written.
+    (``None``) or str. Text in matching quotes is a str as written.
     """
 
     _CLOSERS = {"[": "]", "(": ")"}
@@ -261,7 +261,7 @@ def _parse_scalar(text: str) -> Any:
             pass
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
-    if text in ("None", "none"):
+    if text == "None":  # only this spelling, as mmcv: `reduction=none` is the string 'none'
         return None
     return text
 
@@ -270,8 +270,8 @@ class DictAction(argparse.Action):
     """argparse action that collects ``KEY=VALUE`` items into a dict (``--cfg-options``).
 
     Values are parsed without eval: ``1`` → int, ``0.1``/``1e-3`` → float, ``true``/``False``
-    → bool, ``None``/``none`` → None, ``a,b,c`` → list, ``[(1,2),[a,b],c]`` → nested lists and
-    tuples, anything else → str. Repeating the option adds to the same dict.
+    → bool, ``None`` → None (``none`` stays a str, as in mmcv), ``a,b,c`` → list,
+    ``[(1,2),[a,b],c]`` → nested lists and tuples, anything else → str. Repeating the option adds to the same dict.
 
     Example:
         >>> parser = argparse.ArgumentParser()
