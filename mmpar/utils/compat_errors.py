@@ -24,7 +24,7 @@ _USE_TORCH_EXTENSIONS = (
     "(from torch.utils.cpp_extension import {name})"
 )
 
-#: mmcv 1.x names under ``mmcv.utils`` that mmpar leaves out, with what to use instead.
+#: mmcv 1.x names that mmpar leaves out, with what to use instead.
 NOT_PROVIDED: dict[str, str] = {
     "BuildExtension": _USE_TORCH_EXTENSIONS.format(name="BuildExtension"),
     "CppExtension": _USE_TORCH_EXTENSIONS.format(name="CppExtension"),
@@ -32,6 +32,9 @@ NOT_PROVIDED: dict[str, str] = {
     "_get_cuda_home": (
         "mmpar builds no C++/CUDA extensions; use torch.utils.cpp_extension directly "
         "(from torch.utils.cpp_extension import CUDA_HOME, ROCM_HOME)"
+    ),
+    "register_torch_npu_optimizers": (
+        "Ascend NPU device internals are not part of mmpar, which trains on CPU and CUDA"
     ),
 }
 

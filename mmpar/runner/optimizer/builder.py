@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from mmpar.utils.compat_errors import NOT_PROVIDED, not_provided
 from mmpar.utils.registry import Registry
 
 OPTIMIZERS = Registry("optimizer")
@@ -59,3 +60,10 @@ def build_optimizer(model: torch.nn.Module, cfg: dict) -> torch.optim.Optimizer:
         {"type": constructor_type, "optimizer_cfg": optimizer_cfg, "paramwise_cfg": paramwise_cfg}
     )
     return constructor(model)
+
+
+def __getattr__(name: str) -> Any:
+    # mmcv names mmpar leaves out fail with an ImportError that says why.
+    if name in NOT_PROVIDED:
+        raise not_provided(__name__, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
