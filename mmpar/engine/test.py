@@ -15,7 +15,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm import tqdm
 
-from mmpar.parallel import DataContainer, MMDataParallel, collate, is_module_wrapper
+from mmpar.parallel import MMDataParallel, collate, is_module_wrapper
 from mmpar.utils.dist import collect_results, get_dist_info
 
 from .workers import run_in_processes
@@ -63,12 +63,7 @@ def _show_batch(model: nn.Module, data: dict, batch_results: list, show: bool, o
             f"show/out_dir need {type(module).__name__}.show_result(img, result, show, out_file), "
             "which this model does not implement"
         )
-    if "img_metas" in data:
-        metas = data["img_metas"]
-        if isinstance(metas, DataContainer):  # collated: one list per device chunk
-            metas = [meta for chunk in metas.data for meta in chunk]
-    else:
-        metas = [{}] * len(batch_results)
+    metas = data["img_metas"].data[0] if "img_metas" in data else [{}] * len(batch_results)
     for meta, result in zip(metas, batch_results):
         filename = meta.get("filename")
         out_file = osp.join(out_dir, meta.get("ori_filename", "img.png")) if out_dir else None
