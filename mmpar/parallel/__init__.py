@@ -4,8 +4,9 @@ from .collate import collate
 from .data_container import DataContainer
 from .data_parallel import MMDataParallel
 from .distributed import MMDistributedDataParallel
-from .registry import MODULE_WRAPPERS, is_module_wrapper
+from .registry import MODULE_WRAPPERS
 from .scatter_gather import gather, scatter, scatter_kwargs
+from .utils import is_module_wrapper
 
 __all__ = [
     "MODULE_WRAPPERS",

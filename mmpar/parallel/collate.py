@@ -1,7 +1,9 @@
-"""Batch samples into per-device chunks, padding and stacking DataContainer fields.
+"""Batch samples: DataContainer fields into per-device chunks, plain fields as torch does.
 
-``collate`` is the ``collate_fn`` of mmpar data loaders. Its output is consumed by
-:func:`mmpar.parallel.scatter`, which sends chunk ``i`` of every field to device ``i``.
+``collate`` is the ``collate_fn`` of mmpar data loaders. DataContainer fields are cut into
+chunks of ``samples_per_gpu`` samples and padded/stacked per chunk; plain fields come out as
+torch's ``default_collate`` makes them (as in mmcv). :func:`mmpar.parallel.scatter` then sends
+chunk ``i`` of every DataContainer to device ``i`` and splits plain fields the same way.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.data import default_collate
 
 from .data_container import DataContainer
 
@@ -20,17 +23,68 @@ __all__ = ["collate", "merge_chunks", "pad_and_stack"]
 _ATOMS = (str, bytes)
 
 
+class _StackError(ValueError, AssertionError, RuntimeError):
+    """Tensors that cannot be stacked.
+
+    A ``ValueError`` (mmpar), an ``AssertionError`` (what mmcv's DataContainer checks raise) and
+    a ``RuntimeError`` (what ``torch.stack`` raises for plain fields).
+    """
+
+
+class _NotStackableError(TypeError, AssertionError):
+    """A stacked field that is not a tensor (mmcv asserted; mmpar raises ``TypeError``)."""
+
+
 def _as_tensor(value: Any, path: str) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, np.ndarray):
-        if value.dtype == np.object_:
-            raise TypeError(f"collate: {path} is a numpy array of dtype object; cannot stack it")
+        if value.dtype.kind in "SaUO":
+            raise _NotStackableError(
+                f"collate: {path} is a numpy array of dtype {value.dtype}; cannot stack it"
+            )
         return torch.from_numpy(value)
-    raise TypeError(
+    raise _NotStackableError(
         f"collate: {path} must be a tensor or numpy array to be stacked, but got "
         f"{type(value).__name__}; wrap it as DataContainer(..., stack=False) to keep a list"
     )
+
+
+def _stack_plan(
+    tensors: Sequence[torch.Tensor],
+    pad_dims: int | None,
+    path: str,
+    first_index: int,
+    scope: str = "the same chunk",
+) -> tuple[list[int], torch.dtype]:
+    """Check that ``tensors`` can be padded and stacked; return the max shape and the dtype."""
+    ref = tensors[0]
+    ndim = ref.dim()
+    if pad_dims is not None and ndim < pad_dims:
+        raise _StackError(
+            f"collate: {path} (sample {first_index}) has shape {tuple(ref.shape)} with {ndim} "
+            f"dims, fewer than pad_dims={pad_dims}; lower pad_dims or reshape the field"
+        )
+    fixed = ndim if pad_dims is None else ndim - pad_dims
+    max_shape = list(ref.shape)
+    dtype = ref.dtype
+    for offset, t in enumerate(tensors[1:], start=1):
+        if t.dim() != ndim or t.shape[:fixed] != ref.shape[:fixed]:
+            rule = (
+                "all shapes must match (pad_dims=None)"
+                if pad_dims is None
+                else f"only the last {pad_dims} dims may differ (pad_dims={pad_dims})"
+            )
+            raise _StackError(
+                f"collate: {path} of sample {first_index + offset} has shape {tuple(t.shape)} "
+                f"but sample {first_index} of {scope} has shape {tuple(ref.shape)}; "
+                f"{rule}. Make the samples agree or change pad_dims of the DataContainer."
+            )
+        for d in range(fixed, ndim):
+            max_shape[d] = max(max_shape[d], t.shape[d])
+        if t.dtype != dtype:
+            dtype = torch.promote_types(dtype, t.dtype)
+    return max_shape, dtype
 
 
 def pad_and_stack(
@@ -57,35 +111,10 @@ def pad_and_stack(
 
     Raises:
         ValueError: Ranks differ, a tensor has fewer than ``pad_dims`` dims, or a dim that may
-            not be padded differs.
+            not be padded differs (also an ``AssertionError`` and a ``RuntimeError``).
     """
-    ref = tensors[0]
-    ndim = ref.dim()
-    if pad_dims is not None and ndim < pad_dims:
-        raise ValueError(
-            f"collate: {path} (sample {first_index}) has shape {tuple(ref.shape)} with {ndim} "
-            f"dims, fewer than pad_dims={pad_dims}; lower pad_dims or reshape the field"
-        )
-    fixed = ndim if pad_dims is None else ndim - pad_dims
-    max_shape = list(ref.shape)
-    dtype = ref.dtype
-    for offset, t in enumerate(tensors[1:], start=1):
-        if t.dim() != ndim or t.shape[:fixed] != ref.shape[:fixed]:
-            rule = (
-                "all shapes must match (pad_dims=None)"
-                if pad_dims is None
-                else f"only the last {pad_dims} dims may differ (pad_dims={pad_dims})"
-            )
-            raise ValueError(
-                f"collate: {path} of sample {first_index + offset} has shape {tuple(t.shape)} "
-                f"but sample {first_index} of the same chunk has shape {tuple(ref.shape)}; "
-                f"{rule}. Make the samples agree or change pad_dims of the DataContainer."
-            )
-        for d in range(fixed, ndim):
-            max_shape[d] = max(max_shape[d], t.shape[d])
-        if t.dtype != dtype:
-            dtype = torch.promote_types(dtype, t.dtype)
-    out = ref.new_full((len(tensors), *max_shape), padding_value, dtype=dtype)
+    max_shape, dtype = _stack_plan(tensors, pad_dims, path, first_index)
+    out = tensors[0].new_full((len(tensors), *max_shape), padding_value, dtype=dtype)
     for i, t in enumerate(tensors):
         out[i][tuple(slice(0, s) for s in t.shape)].copy_(t)
     return out
@@ -137,22 +166,34 @@ def _collate_dc(samples: list, spg: int, path: str) -> DataContainer:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, np.ndarray)
+    return isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, _ATOMS)
 
 
-def _number_tensor(values: list, path: str) -> torch.Tensor:
-    first = values[0]
-    if isinstance(first, np.generic):
-        return torch.as_tensor(np.array(values))
-    if isinstance(first, bool):
-        dtype = torch.bool
-    elif isinstance(first, numbers.Integral):
-        dtype = torch.int64
-    elif isinstance(first, numbers.Real):
-        dtype = torch.float64  # like torch's default_collate
-    else:
-        raise TypeError(f"collate: {path} holds {type(first).__name__} numbers; cannot batch them")
-    return torch.tensor(values, dtype=dtype)
+def _stack_plain(samples: list, path: str) -> torch.Tensor:
+    """Stack a plain tensor/array field as ``default_collate`` does, with errors naming it."""
+    _check_same_kind(samples, path, (torch.Tensor, np.ndarray), "tensor")
+    tensors = [_as_tensor(s, f"{path} (sample {i})") for i, s in enumerate(samples)]
+    _, dtype = _stack_plan(tensors, None, path, 0, scope="the batch")
+    tensors = [t if t.dtype == dtype else t.to(dtype) for t in tensors]
+    # default_collate itself stacks, so the result is exactly torch's (in a loader worker it
+    # also allocates the batch in shared memory, saving a copy on the way to the main process).
+    return default_collate(tensors)
+
+
+def _collate_numbers(samples: list, path: str) -> torch.Tensor:
+    for i, s in enumerate(samples):
+        if not _is_number(s):
+            raise TypeError(
+                f"collate: {path} is a number in sample 0 but a {type(s).__name__} in "
+                f"sample {i}; every sample must have the same structure"
+            )
+    try:
+        return default_collate(samples)  # float -> float64, int -> int64, numpy scalars kept
+    except TypeError as err:
+        raise TypeError(
+            f"collate: {path} holds {type(samples[0]).__name__} numbers, which torch's "
+            f"default_collate cannot batch ({err})"
+        ) from err
 
 
 def _collate(samples: list, spg: int, path: str) -> Any:
@@ -160,30 +201,12 @@ def _collate(samples: list, spg: int, path: str) -> Any:
     if isinstance(first, DataContainer):
         return _collate_dc(samples, spg, path)
     if isinstance(first, (torch.Tensor, np.ndarray)):
-        _check_same_kind(samples, path, (torch.Tensor, np.ndarray), "tensor")
-        chunks = [
-            pad_and_stack(
-                [_as_tensor(s, f"{path} (sample {start + k})") for k, s in enumerate(chunk)],
-                None,
-                0,
-                path,
-                start,
-            )
-            for start, chunk in _chunks(samples, spg)
-        ]
-        return DataContainer(chunks, stack=True, pad_dims=None)
-    if _is_number(first):
-        for i, s in enumerate(samples):
-            if not _is_number(s):
-                raise TypeError(
-                    f"collate: {path} is a number in sample 0 but a {type(s).__name__} in "
-                    f"sample {i}; every sample must have the same structure"
-                )
-        chunks = [_number_tensor(chunk, path) for _, chunk in _chunks(samples, spg)]
-        return DataContainer(chunks, stack=True, pad_dims=None)
+        return _stack_plain(samples, path)
     if isinstance(first, _ATOMS) or first is None:
-        # Strings are atoms, not sequences of characters: keep them as a list per chunk.
-        return DataContainer([chunk for _, chunk in _chunks(samples, spg)], cpu_only=True)
+        # Strings are atoms, not sequences of characters: a list, as default_collate makes.
+        return list(samples)
+    if _is_number(first):
+        return _collate_numbers(samples, path)
     if isinstance(first, Mapping):
         _check_same_kind(samples, path, Mapping, "mapping")
         out = {}
@@ -200,30 +223,31 @@ def _collate(samples: list, spg: int, path: str) -> Any:
         _check_same_kind(samples, path, Sequence, "sequence")
         for i, s in enumerate(samples):
             if isinstance(s, _ATOMS) or len(s) != len(first):
-                raise ValueError(
+                raise _StackError(
                     f"collate: {path} has length {len(first)} in sample 0 but "
                     f"{len(s) if not isinstance(s, _ATOMS) else type(s).__name__} in sample {i}; "
                     f"use DataContainer(..., stack=False) for variable-length fields"
                 )
         return [_collate([s[j] for s in samples], spg, f"{path}[{j}]") for j in range(len(first))]
-    # Any other object (a custom class): keep it as a list per chunk, never moved.
-    return DataContainer([chunk for _, chunk in _chunks(samples, spg)], cpu_only=True)
+    # Any other object (a custom class; default_collate would raise): a list, like strings.
+    return list(samples)
 
 
 def collate(batch: Sequence, samples_per_gpu: int = 1) -> Any:
-    """Collate a list of samples into per-device chunks (``collate_fn`` of mmpar loaders).
+    """Collate a list of samples (``collate_fn`` of mmpar loaders), as mmcv 1.x does.
 
-    The batch is cut into chunks of ``samples_per_gpu`` samples (the last may be smaller);
-    chunk ``i`` is meant for device ``i``. Per field:
+    DataContainer fields are cut into chunks of ``samples_per_gpu`` samples (the last may be
+    smaller); chunk ``i`` is meant for device ``i``. Plain fields are batched whole, as torch's
+    ``default_collate`` batches them; :func:`mmpar.parallel.scatter` splits them per device.
+    Per field:
 
     - ``DataContainer(cpu_only=True)``: ``DataContainer([[data, ...] per chunk], cpu_only=True)``.
     - ``DataContainer(stack=True)``: ``DataContainer([Tensor(n_i, *max_shape) per chunk])``;
       the last ``pad_dims`` dims are padded (right/bottom) with ``padding_value``.
     - ``DataContainer(stack=False)``: ``DataContainer([[data, ...] per chunk])``.
-    - Plain tensors, numpy arrays and numbers: ``DataContainer([Tensor(n_i, ...) per chunk],
-      stack=True, pad_dims=None)`` (shapes must match; Python floats become float64).
-    - Strings, bytes, None and other objects: ``DataContainer([[value, ...] per chunk],
-      cpu_only=True)``.
+    - Plain tensors and numpy arrays: one stacked ``Tensor(batch, ...)`` (shapes must match;
+      mixed dtypes are promoted); numbers: a tensor (Python floats become float64, ints int64).
+    - Strings and bytes (atoms, never split into characters), None and other objects: a list.
     - Mappings: a dict of collated values; sequences: a list of collated positions.
 
     Args:
@@ -235,7 +259,9 @@ def collate(batch: Sequence, samples_per_gpu: int = 1) -> Any:
 
     Raises:
         TypeError: ``batch`` is not a sequence, or samples differ in structure.
-        ValueError: ``batch`` is empty, ``samples_per_gpu`` < 1, or shapes cannot be stacked.
+        ValueError: ``batch`` is empty, ``samples_per_gpu`` < 1, or shapes cannot be stacked
+            (that error is also an ``AssertionError`` and a ``RuntimeError``, what mmcv's
+            assertions and ``torch.stack`` raise).
     """
     if isinstance(batch, (_ATOMS, Mapping)) or not isinstance(batch, Sequence):
         raise TypeError(

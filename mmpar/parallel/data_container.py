@@ -2,12 +2,56 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 import torch
 
-__all__ = ["DataContainer"]
+__all__ = ["DataContainer", "assert_tensor_type"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _NotATensorError(AttributeError, TypeError):
+    """A tensor-only DataContainer method was called on non-tensor data.
+
+    An ``AttributeError`` as in mmcv (the container has no such method for its data type), and
+    a ``TypeError`` as mmpar raised before.
+    """
+
+
+def assert_tensor_type(func: _F) -> _F:
+    """Decorate a ``DataContainer`` method that only makes sense for tensor data.
+
+    The decorated method raises ``AttributeError`` (also a ``TypeError``) naming the method and
+    the data type when the container's ``data`` is not a ``torch.Tensor``.
+
+    Args:
+        func: A method whose first argument is the DataContainer.
+
+    Returns:
+        The wrapped method.
+
+    Example:
+        >>> class Boxes(DataContainer):
+        ...     @assert_tensor_type
+        ...     def numel(self):
+        ...         return self.data.numel()
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        container = args[0]
+        if not isinstance(container.data, torch.Tensor):
+            raise _NotATensorError(
+                f"{type(container).__name__} has no attribute {func.__name__} for data of type "
+                f"{container.datatype}: DataContainer.{func.__name__}() needs tensor data, but "
+                f"this container holds {type(container.data).__name__}"
+            )
+        return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _check_pad_dims(pad_dims: int | None) -> None:
@@ -104,18 +148,16 @@ class DataContainer:
         """Number of trailing dims padded when stacking (None: stack as is)."""
         return self._pad_dims
 
-    def size(self, *args: int) -> Any:
-        """Return ``data.size(*args)``; only for tensor data."""
-        return self._tensor("size").size(*args)
+    def __len__(self) -> int:
+        """``len(data)``: the number of chunks once collated."""
+        return len(self._data)
 
+    @assert_tensor_type
+    def size(self, *args: Any, **kwargs: Any) -> Any:
+        """Return ``data.size(*args)``; only for tensor data (else ``AttributeError``)."""
+        return self._data.size(*args, **kwargs)
+
+    @assert_tensor_type
     def dim(self) -> int:
-        """Return ``data.dim()``; only for tensor data."""
-        return self._tensor("dim").dim()
-
-    def _tensor(self, what: str) -> torch.Tensor:
-        if not isinstance(self._data, torch.Tensor):
-            raise TypeError(
-                f"DataContainer.{what}() needs tensor data, but this container holds "
-                f"{type(self._data).__name__}"
-            )
-        return self._data
+        """Return ``data.dim()``; only for tensor data (else ``AttributeError``)."""
+        return self._data.dim()

@@ -1,7 +1,8 @@
 """Move collated batches to devices (``scatter``) and merge per-device outputs (``gather``).
 
 Pure recursive functions over tuples, lists and dicts, like torch's ``scatter_gather``, but
-DataContainer-aware: chunk ``i`` of every DataContainer goes to device ``target_gpus[i]``.
+DataContainer-aware: chunk ``i`` of every DataContainer goes to device ``target_gpus[i]``, and
+plain fields (what ``collate`` stacked whole) are split into the same chunks.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import torch
 
 from .data_container import DataContainer
 
-__all__ = ["gather", "scatter", "scatter_kwargs"]
+__all__ = ["ScatterInputs", "gather", "scatter", "scatter_kwargs"]
 
 Device = Union[int, str, torch.device]
+
+#: What :func:`scatter` accepts (mmcv's name): tensors, DataContainers and nests of them.
+ScatterInputs = Union[torch.Tensor, DataContainer, tuple, list, dict]
 
 
 def _is_cpu_target(target_gpus: Sequence[Device] | None) -> bool:
@@ -79,10 +83,36 @@ def _walk(obj: Any, path: str):
             yield from _walk(v, f"{path}[{k!r}]")
 
 
-def _num_chunks(objs: Sequence[Any], target_gpus: Sequence[Device] | None, dim: int) -> int:
-    """Decide how many per-device copies scatter produces for ``objs`` (inputs, kwargs)."""
+def _chunk_sizes(leaf: DataContainer) -> list[int] | None:
+    """Samples per chunk of a collated DataContainer (None if its chunks do not say)."""
+    sizes = []
+    for chunk in leaf.data:
+        if isinstance(chunk, torch.Tensor) and chunk.dim() > 0:
+            sizes.append(chunk.shape[0])
+        elif isinstance(chunk, (list, tuple)):
+            sizes.append(len(chunk))
+        else:
+            return None
+    return sizes
+
+
+def _even_sizes(total: int, n: int) -> list[int]:
+    """How ``torch.tensor_split`` cuts ``total`` rows into ``n`` pieces."""
+    q, r = divmod(total, n)
+    return [q + 1] * r + [q] * (n - r)
+
+
+def _plan(
+    objs: Sequence[Any], target_gpus: Sequence[Device] | None, dim: int
+) -> tuple[int, list[int] | None]:
+    """Decide how many per-device copies scatter makes for ``objs`` (inputs, kwargs).
+
+    Returns the number of copies and, when known, the number of samples in each: the chunk
+    sizes of the collated DataContainers, else the even split of the plain tensors' rows.
+    """
     cpu = _is_cpu_target(target_gpus)
     n_dc: int | None = None
+    sizes: list[int] | None = None
     dc_path = ""
     min_len: int | None = None
     for root, obj in zip(("inputs", "kwargs"), objs):
@@ -101,6 +131,8 @@ def _num_chunks(objs: Sequence[Any], target_gpus: Sequence[Device] | None, dim: 
                         f"scatter: DataContainer at {dc_path} has {n_dc} chunks but the one at "
                         f"{path} has {len(leaf.data)}; all fields must come from one collate call"
                     )
+                if sizes is None:
+                    sizes = _chunk_sizes(leaf)
             elif leaf.dim() > 0:
                 size = leaf.shape[dim]
                 min_len = size if min_len is None else min(min_len, size)
@@ -110,35 +142,61 @@ def _num_chunks(objs: Sequence[Any], target_gpus: Sequence[Device] | None, dim: 
                 f"scatter: the batch has {n_dc} device chunks but only {len(target_gpus)} target "
                 f"GPUs {list(target_gpus)}; set samples_per_gpu = batch size / number of GPUs"
             )
-        return max(n_dc, 1)
-    if cpu:
-        return 1
-    n = len(target_gpus)
-    return max(1, min(n, min_len)) if min_len is not None else n
+        return max(n_dc, 1), sizes
+    # No DataContainers: split plain tensors over the target devices (several CPU entries,
+    # e.g. [-1, -1], count as several devices), never into more pieces than rows.
+    n = len(target_gpus) if target_gpus else 1
+    if min_len is None:
+        return n, None
+    n = max(1, min(n, min_len))
+    return n, _even_sizes(min_len, n)
 
 
-def _scatter_map(obj: Any, devices: list[torch.device], dim: int) -> list:
+def _is_per_sample_list(obj: Any, sizes: list[int] | None) -> bool:
+    """A list of atoms (strings, metadata) with one entry per sample, e.g. collated names."""
+    return (
+        type(obj) is list
+        and sizes is not None
+        and len(sizes) > 1
+        and len(obj) == sum(sizes)
+        and not any(isinstance(o, (torch.Tensor, DataContainer, list, tuple, dict)) for o in obj)
+    )
+
+
+def _split_list(obj: list, sizes: list[int]) -> list[list]:
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [obj[s : s + n] for s, n in zip(starts, sizes)]
+
+
+def _scatter_map(obj: Any, devices: list[torch.device], dim: int, sizes: list[int] | None) -> list:
     n = len(devices)
     if isinstance(obj, torch.Tensor):
         if n == 1 or obj.dim() == 0:
             return [_to_device(obj, d) for d in devices]
-        if obj.shape[dim] < n:
+        if sizes is not None and obj.shape[dim] == sum(sizes):
+            # Rows follow the DataContainer chunks, so sample i's fields meet on one device.
+            pieces = torch.split(obj, sizes, dim)
+        elif obj.shape[dim] < n:
             raise ValueError(
                 f"scatter: a tensor of shape {tuple(obj.shape)} cannot be split into {n} "
                 f"non-empty chunks along dim {dim}"
             )
-        return [_to_device(p, d) for p, d in zip(torch.tensor_split(obj, n, dim), devices)]
+        else:
+            pieces = torch.tensor_split(obj, n, dim)
+        return [_to_device(p, d) for p, d in zip(pieces, devices)]
     if isinstance(obj, DataContainer):
         if obj.cpu_only:
             return list(obj.data)
         return [_move(chunk, d) for chunk, d in zip(obj.data, devices)]
+    if _is_per_sample_list(obj, sizes):
+        return _split_list(obj, sizes)
     if isinstance(obj, tuple) and len(obj) > 0:
-        return list(zip(*(_scatter_map(o, devices, dim) for o in obj)))
+        return list(zip(*(_scatter_map(o, devices, dim, sizes) for o in obj)))
     if isinstance(obj, list) and len(obj) > 0:
-        return [list(x) for x in zip(*(_scatter_map(o, devices, dim) for o in obj))]
+        return [list(x) for x in zip(*(_scatter_map(o, devices, dim, sizes) for o in obj))]
     if isinstance(obj, dict) and len(obj) > 0:
         keys = list(obj)
-        columns = zip(*(_scatter_map(obj[k], devices, dim) for k in keys))
+        columns = zip(*(_scatter_map(obj[k], devices, dim, sizes) for k in keys))
         return [_rebuild_dict(obj, zip(keys, col)) for col in columns]
     return [obj for _ in devices]
 
@@ -149,14 +207,18 @@ def _devices(target_gpus: Sequence[Device] | None, n: int) -> list[torch.device]
     return [_dev(g) for g in list(target_gpus)[:n]]
 
 
-def scatter(inputs: Any, target_gpus: Sequence[Device] | None, dim: int = 0) -> list:
+def scatter(inputs: ScatterInputs, target_gpus: Sequence[Device] | None, dim: int = 0) -> list:
     """Split ``inputs`` into one copy per device.
 
     DataContainer chunk ``i`` goes to ``target_gpus[i]`` (``cpu_only`` ones stay on the CPU as
-    they are). Plain tensors are split along ``dim`` into as many pieces as there are chunks
-    (or GPUs when there are no DataContainers). Other objects are repeated. For a CPU target
-    (``[-1]``, ``[]`` or None) every chunk is kept: one copy per chunk, all on the CPU.
-    CUDA copies go through pinned memory with ``non_blocking=True``.
+    they are). Plain tensors are split along ``dim`` into as many pieces as there are chunks,
+    with the chunks' sample counts when their length is the batch size; without
+    DataContainers, into one piece per target device (never more pieces than rows). A list of
+    atoms with one entry per sample (e.g. collated file names) is cut the same way. Other
+    objects are repeated. For CPU targets every piece is kept, all on the CPU: with
+    DataContainers one copy per chunk; without, one per listed device (``[-1, -1]``: two;
+    ``[-1]``, ``[]`` or None: one). CUDA copies go through pinned memory with
+    ``non_blocking=True``.
 
     Args:
         inputs: Nested tuples/lists/dicts of DataContainers, tensors and other objects.
@@ -166,12 +228,15 @@ def scatter(inputs: Any, target_gpus: Sequence[Device] | None, dim: int = 0) -> 
     Returns:
         A list with one scattered copy of ``inputs`` per device chunk.
     """
-    n = _num_chunks([inputs], target_gpus, dim)
-    return _scatter_map(inputs, _devices(target_gpus, n), dim)
+    n, sizes = _plan([inputs], target_gpus, dim)
+    return _scatter_map(inputs, _devices(target_gpus, n), dim, sizes)
 
 
 def scatter_kwargs(
-    inputs: Any, kwargs: dict | None, target_gpus: Sequence[Device] | None, dim: int = 0
+    inputs: ScatterInputs,
+    kwargs: ScatterInputs | None,
+    target_gpus: Sequence[Device] | None,
+    dim: int = 0,
 ) -> tuple[tuple, tuple]:
     """Scatter positional and keyword inputs together.
 
@@ -186,10 +251,10 @@ def scatter_kwargs(
         empty it is padded with ``()`` / ``{}`` to the other's length.
     """
     # One chunk count for both, so keyword args (e.g. the optimizer) reach every chunk.
-    n = _num_chunks([inputs, kwargs], target_gpus, dim)
+    n, sizes = _plan([inputs, kwargs], target_gpus, dim)
     devices = _devices(target_gpus, n)
-    scattered_in = _scatter_map(inputs, devices, dim) if inputs else []
-    scattered_kw = _scatter_map(kwargs, devices, dim) if kwargs else []
+    scattered_in = _scatter_map(inputs, devices, dim, sizes) if inputs else []
+    scattered_kw = _scatter_map(kwargs, devices, dim, sizes) if kwargs else []
     if len(scattered_in) < len(scattered_kw):
         scattered_in.extend(() for _ in range(len(scattered_kw) - len(scattered_in)))
     elif len(scattered_kw) < len(scattered_in):

@@ -29,7 +29,7 @@ CHILD = textwrap.dedent(
     loader = build_dataloader(Blocking(), samples_per_gpu=1, workers_per_gpu=2, dist=False,
                               shuffle=False, seed=0)
     it = iter(loader)
-    pids = {int(next(it).data[0][0]) for _ in range(2)}
+    pids = {int(next(it)[0]) for _ in range(2)}  # collate stacks the ints into a tensor
     print(*sorted(pids), flush=True)
     next(it)  # blocks: the workers are stuck in __getitem__
     """

@@ -35,7 +35,7 @@ def flat(loader):
     for batch in loader:
         metas = [m for chunk in batch["img_metas"].data for m in chunk]
         imgs = torch.cat(batch["img"].data)
-        labels = torch.cat(batch["gt_label"].data)
+        labels = batch["gt_label"]  # a plain field: one stacked tensor, as default_collate
         out += [(m["sample_idx"], img, lab) for m, img, lab in zip(metas, imgs, labels)]
     return out
 
@@ -49,7 +49,8 @@ def test_batches_are_collated_data_containers():
     assert isinstance(batch["img"], DataContainer) and batch["img"].stack
     assert [t.shape for t in batch["img"].data] == [(4, 1, 8, 8), (4, 1, 8, 8)]  # per device
     assert batch["img_metas"].cpu_only and len(batch["img_metas"].data[0]) == 4
-    labels = torch.cat(batch["gt_label"].data)
+    labels = batch["gt_label"]  # plain field: stacked whole (scatter splits it per device)
+    assert isinstance(labels, torch.Tensor) and labels.shape == (8,)
     idx = [m["sample_idx"] for chunk in batch["img_metas"].data for m in chunk]
     assert labels.tolist() == ds.get_gt_labels()[idx].tolist()
 
@@ -140,7 +141,7 @@ def test_worker_init_fn_seeds_global_rngs():
 
     def noise(seed):
         loader = build_dataloader(ds, 8, 2, seed=seed, shuffle=False)
-        return [v for b in loader for chunk in b["noise"].data for v in chunk.tolist()]
+        return [v for b in loader for v in b["noise"].tolist()]
 
     first = noise(7)
     assert first == noise(7) and first != noise(8)

@@ -90,7 +90,9 @@ def reference_params(with_unused: bool) -> dict:
 
 def _unwrap(batch: dict) -> dict:
     """The collated global batch as plain tensors/lists (what a wrapper would pass on)."""
-    return {k: v.data[0] for k, v in merge_chunks(batch).items()}
+    return {
+        k: v.data[0] if isinstance(v, DataContainer) else v for k, v in merge_chunks(batch).items()
+    }
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import torch
+from torch.utils.data import default_collate
 
 from mmpar.parallel import DataContainer, collate
 from mmpar.parallel.collate import merge_chunks, pad_and_stack
@@ -108,36 +109,129 @@ def test_cpu_only_and_stack_false_keep_lists_per_chunk():
     assert out["boxes"].data[0][1] is boxes[1]
 
 
-def test_strings_and_bytes_are_atoms():
+def test_strings_and_bytes_are_atoms_collated_into_lists():
     batch = [{"name": f"img{i}", "raw": bytes([i]) * 3} for i in range(3)]
     out = collate(batch, samples_per_gpu=2)
-    assert out["name"].cpu_only and out["name"].data == [["img0", "img1"], ["img2"]]
-    assert out["raw"].data == [[b"\x00" * 3, b"\x01" * 3], [b"\x02" * 3]]
+    assert out["name"] == ["img0", "img1", "img2"]  # mmcv recursed into the characters forever
+    assert out["raw"] == [b"\x00" * 3, b"\x01" * 3, b"\x02" * 3]
+    assert collate(["a", "bc"]) == ["a", "bc"]
+    assert collate([None, None]) == [None, None]  # default_collate raises; we keep a list
 
 
-def test_plain_tensors_and_numbers_are_chunked():
+def test_plain_tensors_and_numbers_are_stacked_whole_whatever_samples_per_gpu():
     batch = [
         (torch.full((2,), float(i)), i, 0.5 * i, np.array([i, i]), np.float32(i), True)
         for i in range(5)
     ]
     tensors, ints, floats, arrays, np_scalars, flags = collate(batch, samples_per_gpu=2)
-    for dc in (tensors, ints, floats, arrays, np_scalars, flags):
-        assert isinstance(dc, DataContainer) and dc.stack and dc.pad_dims is None
-        assert [len(c) for c in dc.data] == [2, 2, 1]
-    assert torch.equal(tensors.data[1], torch.tensor([[2.0, 2.0], [3.0, 3.0]]))
-    assert ints.data[0].dtype == torch.int64 and ints.data[2].tolist() == [4]
-    assert floats.data[0].dtype == torch.float64 and floats.data[1].tolist() == [1.0, 1.5]
-    assert arrays.data[2].tolist() == [[4, 4]]
-    assert np_scalars.data[0].dtype == torch.float32
-    assert flags.data[0].dtype == torch.bool
+    for value in (tensors, ints, floats, arrays, np_scalars, flags):
+        assert type(value) is torch.Tensor and len(value) == 5
+    assert torch.equal(tensors[2:4], torch.tensor([[2.0, 2.0], [3.0, 3.0]]))
+    assert ints.dtype == torch.int64 and ints.tolist() == [0, 1, 2, 3, 4]
+    assert floats.dtype == torch.float64 and floats.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
+    assert arrays.tolist() == [[i, i] for i in range(5)]
+    assert np_scalars.dtype == torch.float32
+    assert flags.dtype == torch.bool
+
+
+def _same(ours, torchs):
+    """Equal types, shapes, dtypes and values, recursively (torch keeps tuples of strings)."""
+    if isinstance(torchs, torch.Tensor):
+        assert type(ours) is torch.Tensor
+        assert ours.shape == torchs.shape and ours.dtype == torchs.dtype
+        assert torch.equal(ours, torchs)
+    elif isinstance(torchs, dict):
+        assert type(ours) is dict and list(ours) == list(torchs)
+        for k in torchs:
+            _same(ours[k], torchs[k])
+    elif isinstance(torchs, (list, tuple)):
+        assert type(ours) is list and len(ours) == len(torchs)
+        for a, b in zip(ours, torchs):
+            _same(a, b)
+    else:
+        assert ours == torchs
+
+
+@pytest.mark.parametrize("samples_per_gpu", [1, 2, 4])
+def test_plain_fields_equal_torch_default_collate(samples_per_gpu):
+    g = torch.Generator().manual_seed(0)
+    batch = [
+        {
+            "img": torch.rand(3, 4, 4, generator=g),
+            "label": torch.tensor(i % 3),
+            "int": i,
+            "float": 0.25 * i,
+            "flag": i % 2 == 0,
+            "array": np.arange(6, dtype=np.float32).reshape(2, 3) + i,
+            "np_int": np.int64(i),
+            "np_float": np.float64(i) / 3,
+            "name": f"{i}.jpg",
+            "nested": {"a": [torch.ones(2) * i, 7], "b": (i, 2.0 * i)},
+        }
+        for i in range(4)
+    ]
+    ours = collate(batch, samples_per_gpu=samples_per_gpu)
+    _same(ours, default_collate(batch))
+    assert tuple(ours["img"].shape) == (4, 3, 4, 4)
+    assert ours["name"] == ["0.jpg", "1.jpg", "2.jpg", "3.jpg"]
+
+
+def test_the_issue_example_is_a_stacked_tensor():
+    out = collate([dict(img=torch.ones(3, 4, 4), label=torch.tensor(0))] * 4)
+    assert type(out["img"]) is torch.Tensor and tuple(out["img"].shape) == (4, 3, 4, 4)
+    assert out["label"].tolist() == [0, 0, 0, 0]
+    stacked = collate([torch.zeros(2), torch.ones(2)])  # a batch of bare tensors
+    assert torch.equal(stacked, torch.tensor([[0.0, 0.0], [1.0, 1.0]]))
+
+
+def test_mixed_datacontainer_and_plain_fields():
+    batch = [
+        {
+            "img": DataContainer(torch.zeros(1, 2, 2 + i), stack=True),
+            "img_metas": DataContainer({"i": i}, cpu_only=True),
+            "gt_label": torch.tensor(i),
+            "name": f"{i}.png",
+        }
+        for i in range(5)
+    ]
+    out = collate(batch, samples_per_gpu=2)
+    assert isinstance(out["img"], DataContainer) and len(out["img"].data) == 3
+    assert [tuple(c.shape) for c in out["img"].data] == [(2, 1, 2, 3), (2, 1, 2, 5), (1, 1, 2, 6)]
+    assert out["img_metas"].data == [[{"i": 0}, {"i": 1}], [{"i": 2}, {"i": 3}], [{"i": 4}]]
+    assert type(out["gt_label"]) is torch.Tensor and out["gt_label"].tolist() == [0, 1, 2, 3, 4]
+    assert out["name"] == [f"{i}.png" for i in range(5)]
+
+
+def test_plain_field_errors_keep_builtin_types_of_torch_and_mmcv():
+    with pytest.raises(ValueError, match=r"batch\['x'\] of sample 1 has shape \(3,\)") as err:
+        collate([{"x": torch.zeros(2)}, {"x": torch.zeros(3)}])
+    assert isinstance(err.value, RuntimeError)  # what torch.stack raises under mmcv
+    with pytest.raises(TypeError, match="dtype object"):
+        collate([np.array([object()]), np.array([object()])])
+    with pytest.raises(TypeError, match=r"batch\['x'\] is a number in sample 0 but a str"):
+        collate([{"x": 1}, {"x": "a"}])
+    with pytest.raises(AssertionError):  # mmcv asserted on DataContainer shape mismatches
+        collate(
+            [
+                DataContainer(torch.zeros(3, 4, 4), stack=True),
+                DataContainer(torch.zeros(1, 4, 4), stack=True),
+            ],
+            2,
+        )
+
+
+def test_mixed_dtypes_are_promoted():
+    out = collate([torch.zeros(2, dtype=torch.uint8), torch.ones(2)])
+    assert out.dtype == torch.float32 and out.tolist() == [[0.0, 0.0], [1.0, 1.0]]
 
 
 def test_nested_dicts_and_sequences_keep_paths():
-    batch = [{"a": {"b": [torch.zeros(2), "x"]}} for _ in range(2)]
-    out = collate(batch, 2)
+    batch = [{"a": {"b": [torch.zeros(2), "x", DataContainer(torch.ones(1))]}} for _ in range(2)]
+    out = collate(batch, 1)
     assert isinstance(out["a"]["b"], list)
-    assert tuple(out["a"]["b"][0].data[0].shape) == (2, 2)
-    assert out["a"]["b"][1].data == [["x", "x"]]
+    assert tuple(out["a"]["b"][0].shape) == (2, 2)
+    assert out["a"]["b"][1] == ["x", "x"]
+    assert isinstance(out["a"]["b"][2], DataContainer) and len(out["a"]["b"][2].data) == 2
     bad = [{"a": [1, 2]}, {"a": [1]}]
     with pytest.raises(ValueError, match=r"batch\['a'\] has length 2 in sample 0 but 1"):
         collate(bad, 2)
@@ -196,11 +290,11 @@ def test_merge_chunks_equals_single_chunk_collate():
     ]
     merged = merge_chunks(collate(batch, 2))
     whole = collate(batch, 5)
-    for key in batch[0]:
+    for key in ("img", "meta", "boxes"):
         assert len(merged[key].data) == 1
     assert torch.equal(merged["img"].data[0], whole["img"].data[0])
     assert merged["img"].padding_value == 5
     assert merged["meta"].data == whole["meta"].data
     assert len(merged["boxes"].data[0]) == len(whole["boxes"].data[0]) == 5
     assert all(torch.equal(x, y) for x, y in zip(merged["boxes"].data[0], whole["boxes"].data[0]))
-    assert torch.equal(merged["label"].data[0], whole["label"].data[0])
+    assert torch.equal(merged["label"], whole["label"])  # plain fields: batched whole already

@@ -26,3 +26,30 @@ def test_data_container_properties_and_repr():
 def test_data_container_rejects_bad_pad_dims(bad):
     with pytest.raises(ValueError, match="pad_dims"):
         DataContainer(torch.zeros(1), pad_dims=bad)
+
+
+def test_tensor_only_methods_raise_attribute_error_as_mmcv():
+    meta = DataContainer({"name": "a.jpg"}, cpu_only=True)
+    for method in (meta.size, meta.dim):
+        with pytest.raises(AttributeError, match="has no attribute .* for data of type"):
+            method()
+
+
+def test_assert_tensor_type_decorates_subclass_methods():
+    from mmpar.parallel.data_container import assert_tensor_type
+
+    class Boxes(DataContainer):
+        @assert_tensor_type
+        def numel(self):
+            """Number of elements."""
+            return self.data.numel()
+
+    assert Boxes(torch.zeros(2, 4)).numel() == 8
+    assert Boxes.numel.__name__ == "numel" and Boxes.numel.__doc__ == "Number of elements."
+    with pytest.raises(AttributeError, match="Boxes has no attribute numel for data of type"):
+        Boxes([1, 2]).numel()
+
+
+def test_len_is_len_of_data():
+    assert len(DataContainer([[1, 2], [3]])) == 2
+    assert len(DataContainer(torch.zeros(5, 2))) == 5

@@ -53,9 +53,9 @@ def test_cpu_train_step_merges_chunks_into_one_call():
     seen = model.seen[0]
     whole = collate(samples, samples_per_gpu=5)
     assert torch.equal(seen["img"], whole["img"].data[0])
-    assert torch.equal(seen["label"], whole["label"].data[0])
+    assert torch.equal(seen["label"], whole["label"])
     assert [m["name"] for m in seen["img_metas"]] == [f"{i}.png" for i in range(5)]
-    expected = model(whole["img"].data[0], whole["label"].data[0])
+    expected = model(whole["img"].data[0], whole["label"])
     assert out["num_samples"] == 5
     assert torch.equal(out["loss"], expected)
     out["loss"].backward()
@@ -69,7 +69,7 @@ def test_cpu_forward_and_val_step():
     assert dp.val_step(data) == {"names": ["0.png", "1.png", "2.png", "3.png"]}
     loss = dp(data["img"], label=data["label"])
     whole = collate(_samples(4), 4)
-    assert torch.equal(loss, model(whole["img"].data[0], whole["label"].data[0]))
+    assert torch.equal(loss, model(whole["img"].data[0], whole["label"]))
     assert dp.module is model
 
 

@@ -83,6 +83,22 @@ def test_mmddp_restores_forward_when_step_raises(gloo_group):
         ddp.val_step({})
 
 
+def test_deprecated_mmddp_warns_and_trains_like_the_current_one(gloo_group):
+    from mmpar.parallel.distributed_deprecated import MMDistributedDataParallel as Deprecated
+
+    samples = worker.make_samples(0)
+    with pytest.warns(DeprecationWarning, match="use mmpar.parallel.MMDistributedDataParallel"):
+        old = Deprecated(worker.Net(), 0, True, 25)  # mmcv's positional arguments
+    assert isinstance(old, MMDistributedDataParallel) and is_module_wrapper(old)
+    assert old.device_ids is None  # a CPU module: no device ids, as DDP wants on gloo
+    current = MMDistributedDataParallel(worker.Net(), device_ids=None)
+    out_old = old.train_step(collate(samples, samples_per_gpu=3), None)
+    out_new = current.train_step(collate(samples, samples_per_gpu=3), None)
+    assert torch.allclose(out_old["loss"], out_new["loss"])
+    out_old["loss"].backward()
+    assert old.module.fc.weight.grad is not None
+
+
 @pytest.mark.slow
 def test_two_process_training_matches_single_process(tmp_path, free_port):
     proc = _torchrun(tmp_path, free_port, "train", timeout=120)

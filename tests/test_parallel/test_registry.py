@@ -38,3 +38,12 @@ def test_is_module_wrapper_checks_child_registries():
     finally:
         MODULE_WRAPPERS.children.pop("downstream_test")
     assert not is_module_wrapper(MyWrapper(nn.Linear(1, 1)))
+
+
+def test_is_module_wrapper_has_one_definition_at_mmcv_paths():
+    from mmpar.parallel import is_module_wrapper as from_package
+    from mmpar.parallel.registry import is_module_wrapper as from_registry
+    from mmpar.parallel.utils import is_module_wrapper as from_utils
+
+    assert from_package is from_utils is from_registry
+    assert from_utils.__module__ == "mmpar.parallel.utils"

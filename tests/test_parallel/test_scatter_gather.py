@@ -144,3 +144,54 @@ def test_device_target_path_on_meta_devices():
     assert [tuple(o[0].shape) for o in plain] == [(2,), (2,), (2,)]
     short = scatter((torch.arange(2),), ["meta", "meta", "meta"])
     assert len(short) == 2  # never more pieces than rows
+
+
+@pytest.mark.parametrize("n", [1, 3, 5, 7])
+@pytest.mark.parametrize("target", [[-1, -1], ["cpu", "cpu"], [torch.device("cpu")] * 2])
+def test_plain_batch_splits_over_two_cpu_devices_without_dropping_samples(n, target):
+    batch = collate([{"x": torch.full((2,), float(i)), "y": i, "name": f"{i}"} for i in range(n)])
+    out = scatter(batch, target)
+    assert len(out) == min(n, 2)
+    got = torch.cat([o["x"] for o in out])
+    assert torch.equal(got, batch["x"])  # every sample kept, in order
+    assert [len(o["x"]) for o in out] == [len(c) for c in torch.arange(n).tensor_split(len(out))]
+    # Each device's names and labels belong to its rows.
+    for o in out:
+        assert o["y"].tolist() == [int(v) for v in o["x"][:, 0]]
+        assert o["name"] == [str(v) for v in o["y"].tolist()]
+
+
+def test_plain_fields_follow_the_datacontainer_chunks():
+    # 7 samples in chunks of 3: 3, 3, 1 (an even split would be 3, 2, 2).
+    batch = [
+        {
+            "img": DataContainer(torch.zeros(1, 2, 2), stack=True),
+            "label": i,
+            "name": f"{i}.png",
+            "meta": DataContainer({"i": i}, cpu_only=True),
+        }
+        for i in range(7)
+    ]
+    out = scatter(collate(batch, samples_per_gpu=3), [-1])
+    assert [o["label"].tolist() for o in out] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert [o["name"] for o in out] == [
+        ["0.png", "1.png", "2.png"],
+        ["3.png", "4.png", "5.png"],
+        ["6.png"],
+    ]
+    assert [[m["i"] for m in o["meta"]] for o in out] == [o["label"].tolist() for o in out]
+    assert [o["img"].shape[0] for o in out] == [3, 3, 1]
+
+
+def test_lists_that_are_not_per_sample_are_repeated():
+    data = collate(_batch(4), samples_per_gpu=2)
+    out = scatter((data, ["a", "b", "c"], [1, 2, 3, 4]), [-1])
+    assert [o[1] for o in out] == [["a", "b", "c"]] * 2  # length 3 != batch size 4
+    # A list of atoms as long as the batch is per-sample data: it is cut with the chunks.
+    assert [o[2] for o in out] == [[1, 2], [3, 4]]
+
+
+def test_scatter_inputs_alias():
+    from mmpar.parallel.scatter_gather import ScatterInputs
+
+    assert torch.Tensor in ScatterInputs.__args__ and DataContainer in ScatterInputs.__args__
