@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import numbers
 from abc import ABCMeta, abstractmethod
 from typing import Any
@@ -12,6 +13,29 @@ import torch
 from mmpar.utils.misc import check_int_arg
 
 from ..hook import Hook
+
+
+def import_tracker(module: str, package: str, hook: str) -> Any:
+    """Import the tracker library ``module`` that ``hook`` needs.
+
+    Tracker hooks call this when they are built, so ``import mmpar.runner`` never loads a
+    tracker library and a missing one is reported before training starts.
+
+    Args:
+        module: Dotted module name, e.g. ``'mlflow.pytorch'``.
+        package: The pip package that provides it, named in the error.
+        hook: The hook's class name, named in the error.
+
+    Raises:
+        ImportError: The module cannot be imported.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"{hook} needs the {package!r} package, which cannot be imported ({exc}); "
+            f"install it with: pip install {package}"
+        ) from exc
 
 
 class LoggerHook(Hook, metaclass=ABCMeta):
@@ -165,6 +189,22 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             tags[f"{mode}/{var}" if add_mode else var] = val
         tags.update(self.get_lr_tags(runner))
         tags.update(self.get_momentum_tags(runner))
+        return tags
+
+    def get_record_tags(self, runner: Any, **kwargs: Any) -> dict[str, Any]:
+        """Return :meth:`get_loggable_tags` of the current record, without lr/momentum on val.
+
+        A val record shares its step with the train record before it, whose learning rate and
+        momentum are already logged; trackers that keep one series per tag get them once.
+
+        Args:
+            runner: The runner.
+            **kwargs: Passed to :meth:`get_loggable_tags`.
+        """
+        tags = self.get_loggable_tags(runner, **kwargs)
+        if self.get_mode(runner) == "val":
+            skip = ("learning_rate", "momentum")
+            tags = {k: v for k, v in tags.items() if not k.startswith(skip)}
         return tags
 
     # Stages -------------------------------------------------------------------------------------

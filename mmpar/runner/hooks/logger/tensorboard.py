@@ -57,11 +57,7 @@ class TensorboardLoggerHook(LoggerHook):
         """Write every scalar (and text) of the current record at the current global step."""
         if runner.rank != 0 or self.writer is None:
             return
-        tags = self.get_loggable_tags(runner, allow_text=True)
-        if self.get_mode(runner) == "val":
-            # The lr/momentum did not change since the train record at this step.
-            skip = ("learning_rate", "momentum")
-            tags = {k: v for k, v in tags.items() if not k.startswith(skip)}
+        tags = self.get_record_tags(runner, allow_text=True)
         step = self.get_step(runner)
         for tag, val in tags.items():
             if isinstance(val, str):
