@@ -1,5 +1,6 @@
 """mmpar.runner: runners, hooks, checkpoints and optimizers (mmcv 1.x public names)."""
 
+from . import hooks
 from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from .base_runner import BaseRunner
 from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
@@ -33,47 +34,7 @@ from .dist_utils import (
 )
 from .epoch_based_runner import EpochBasedRunner, Runner
 from .fp16_utils import LossScaler, auto_fp16, force_fp32, wrap_fp16_model
-from .hooks import HOOKS, Hook
-from .hooks.checkpoint import CheckpointHook
-from .hooks.early_stopping import EarlyStoppingHook
-from .hooks.ema import EMAHook
-from .hooks.evaluation import DistEvalHook, EvalHook
-from .hooks.iter_timer import IterTimerHook
-from .hooks.logger.base import LoggerHook
-from .hooks.logger.tensorboard import TensorboardLoggerHook
-from .hooks.logger.text import TextLoggerHook
-from .hooks.lr_updater import (
-    CosineAnnealingLrUpdaterHook,
-    CosineRestartLrUpdaterHook,
-    CyclicLrUpdaterHook,
-    ExpLrUpdaterHook,
-    FixedLrUpdaterHook,
-    FlatCosineAnnealingLrUpdaterHook,
-    InvLrUpdaterHook,
-    LinearAnnealingLrUpdaterHook,
-    LrUpdaterHook,
-    OneCycleLrUpdaterHook,
-    PolyLrUpdaterHook,
-    StepLrUpdaterHook,
-)
-from .hooks.momentum_updater import (
-    CosineAnnealingMomentumUpdaterHook,
-    CyclicMomentumUpdaterHook,
-    LinearAnnealingMomentumUpdaterHook,
-    MomentumUpdaterHook,
-    OneCycleMomentumUpdaterHook,
-    StepMomentumUpdaterHook,
-)
-from .hooks.nan_guard import NanGuardHook
-from .hooks.optimizer import (
-    Fp16OptimizerHook,
-    GradientCumulativeFp16OptimizerHook,
-    GradientCumulativeOptimizerHook,
-    OptimizerHook,
-)
-from .hooks.profiler import ProfilerHook
-from .hooks.sampler_seed import DistSamplerSeedHook
-from .hooks.sync_buffer import SyncBuffersHook
+from .hooks import *  # noqa: F403  (mmcv.runner re-exports every hook)
 from .iter_based_runner import IterBasedRunner, IterLoader
 from .log_buffer import LogBuffer
 from .optimizer import (
@@ -87,7 +48,6 @@ from .priority import Priority, get_priority
 from .utils import get_host_info, get_time_str, obj_from_dict, set_random_seed
 
 __all__ = [
-    "HOOKS",
     "OPTIMIZERS",
     "OPTIMIZER_BUILDERS",
     "RUNNERS",
@@ -95,58 +55,22 @@ __all__ = [
     "BaseModule",
     "BaseRunner",
     "CheckpointError",
-    "CheckpointHook",
     "CheckpointLoader",
     "CheckpointMismatchError",
     "CheckpointSaveError",
     "CorruptCheckpointError",
-    "CosineAnnealingLrUpdaterHook",
-    "CosineAnnealingMomentumUpdaterHook",
-    "CosineRestartLrUpdaterHook",
-    "CyclicLrUpdaterHook",
-    "CyclicMomentumUpdaterHook",
     "DefaultOptimizerConstructor",
     "DefaultRunnerConstructor",
-    "DistEvalHook",
-    "DistSamplerSeedHook",
-    "EMAHook",
-    "EarlyStoppingHook",
     "EpochBasedRunner",
-    "EvalHook",
-    "ExpLrUpdaterHook",
-    "FixedLrUpdaterHook",
-    "FlatCosineAnnealingLrUpdaterHook",
-    "Fp16OptimizerHook",
-    "GradientCumulativeFp16OptimizerHook",
-    "GradientCumulativeOptimizerHook",
-    "Hook",
-    "InvLrUpdaterHook",
     "IterBasedRunner",
     "IterLoader",
-    "IterTimerHook",
-    "LinearAnnealingLrUpdaterHook",
-    "LinearAnnealingMomentumUpdaterHook",
     "LogBuffer",
-    "LoggerHook",
     "LossScaler",
-    "LrUpdaterHook",
     "ModuleDict",
     "ModuleList",
-    "MomentumUpdaterHook",
-    "NanGuardHook",
-    "OneCycleLrUpdaterHook",
-    "OneCycleMomentumUpdaterHook",
-    "OptimizerHook",
-    "PolyLrUpdaterHook",
     "Priority",
-    "ProfilerHook",
     "Runner",
     "Sequential",
-    "StepLrUpdaterHook",
-    "StepMomentumUpdaterHook",
-    "SyncBuffersHook",
-    "TensorboardLoggerHook",
-    "TextLoggerHook",
     "UnsafeCheckpointError",
     "_load_checkpoint",
     "_load_checkpoint_with_prefix",
@@ -177,4 +101,5 @@ __all__ = [
     "set_random_seed",
     "weights_to_cpu",
     "wrap_fp16_model",
+    *hooks.__all__,
 ]

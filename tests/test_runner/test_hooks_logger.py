@@ -306,6 +306,42 @@ def test_text_logger_out_dir(tmp_path):
     assert sorted(os.listdir(work)) == ["weights.pth"]
 
 
+def test_text_logger_out_dir_through_a_file_client_backend(tmp_path):
+    # mmcv's file_client_args: the logs go through the named FileClient backend.
+    from mmpar.fileio import BaseStorageBackend, FileClient
+
+    stored = {}
+
+    class MemoryBackend(BaseStorageBackend):
+        def get(self, filepath):
+            return stored[filepath]
+
+        def get_text(self, filepath, encoding="utf-8"):
+            return stored[filepath].decode(encoding)
+
+        def put(self, obj, filepath):
+            stored[filepath] = obj
+
+        def join_path(self, filepath, *parts):
+            return "/".join([filepath, *parts])
+
+    FileClient.register_backend("memory_for_logs", MemoryBackend, force=True)
+    work = tmp_path / "exp2"
+    work.mkdir()
+    hook = TextLoggerHook(
+        interval=1, out_dir="bucket", file_client_args=dict(backend="memory_for_logs")
+    )
+    runner = FakeRunner([hook], work)
+    runner.run([[1.0]])
+    log_json = (work / f"{TIMESTAMP}.log.json").read_bytes()
+    assert stored == {f"bucket/exp2/{TIMESTAMP}.log.json": log_json}
+
+
+def test_text_logger_rejects_an_unknown_backend_before_training():
+    with pytest.raises(ValueError, match="no_such_backend"):
+        TextLoggerHook(out_dir="x", file_client_args=dict(backend="no_such_backend"))
+
+
 def test_keep_local_false_needs_out_dir():
     with pytest.raises(ValueError, match="out_dir"):
         TextLoggerHook(keep_local=False)

@@ -47,9 +47,15 @@ from .momentum_updater import (
     StepMomentumUpdaterHook,
 )
 from .nan_guard import NanGuardHook
-from .optimizer import Fp16OptimizerHook, GradientCumulativeOptimizerHook, OptimizerHook
+from .optimizer import (
+    Fp16OptimizerHook,
+    GradientCumulativeFp16OptimizerHook,
+    GradientCumulativeOptimizerHook,
+    OptimizerHook,
+)
 from .profiler import ProfilerHook
 from .sampler_seed import DistSamplerSeedHook
+from .sync_buffer import SyncBuffersHook
 
 __all__ = [
     "HOOKS",
@@ -72,6 +78,7 @@ __all__ = [
     "FixedLrUpdaterHook",
     "FlatCosineAnnealingLrUpdaterHook",
     "Fp16OptimizerHook",
+    "GradientCumulativeFp16OptimizerHook",
     "GradientCumulativeOptimizerHook",
     "Hook",
     "InvLrUpdaterHook",
@@ -93,6 +100,7 @@ __all__ = [
     "SegmindLoggerHook",
     "StepLrUpdaterHook",
     "StepMomentumUpdaterHook",
+    "SyncBuffersHook",
     "TensorboardLoggerHook",
     "TextLoggerHook",
     "WandbLoggerHook",

@@ -6,13 +6,13 @@ import datetime
 import json
 import os
 import os.path as osp
-import shutil
 from collections import OrderedDict
 from typing import Any, Union
 
 import torch
 import torch.distributed as dist
 
+from mmpar.fileio import FileClient
 from mmpar.utils.dist import comm_device, is_distributed
 
 from ..hook import HOOKS
@@ -50,6 +50,8 @@ class TextLoggerHook(LoggerHook):
             ``<out_dir>/<basename of work_dir>`` after the run.
         out_suffix: File name endings copied to ``out_dir``.
         keep_local: Keep the local copies after copying them to ``out_dir``.
+        file_client_args: Arguments of the :class:`~mmpar.fileio.FileClient` that writes to
+            ``out_dir`` (default: inferred from its prefix, e.g. a local folder).
     """
 
     def __init__(
@@ -62,6 +64,7 @@ class TextLoggerHook(LoggerHook):
         out_dir: str | None = None,
         out_suffix: Union[str, tuple[str, ...]] = (".log.json", ".log", ".py"),
         keep_local: bool = True,
+        file_client_args: dict | None = None,
     ) -> None:
         super().__init__(interval, ignore_last, reset_flag, by_epoch)
         if out_dir is None and not keep_local:
@@ -71,6 +74,11 @@ class TextLoggerHook(LoggerHook):
             )
         self.interval_exp_name = interval_exp_name
         self.out_dir = out_dir
+        # Built here so that a bad backend fails before training, not after it.
+        self.file_client_args = file_client_args
+        self.file_client = (
+            None if out_dir is None else FileClient.infer_client(file_client_args, out_dir)
+        )
         self.out_suffix = (out_suffix,) if isinstance(out_suffix, str) else tuple(out_suffix)
         self.keep_local = keep_local
         self.time_sec_tot = 0.0
@@ -175,13 +183,14 @@ class TextLoggerHook(LoggerHook):
         """Copy the logs to ``out_dir`` (and delete the local ones unless ``keep_local``)."""
         if self.out_dir is None or runner.rank != 0:
             return
-        target = osp.join(self.out_dir, osp.basename(osp.normpath(runner.work_dir)))
-        os.makedirs(target, exist_ok=True)
+        client = self.file_client
+        target = client.join_path(self.out_dir, osp.basename(osp.normpath(runner.work_dir)))
         for name in sorted(os.listdir(runner.work_dir)):
             local = osp.join(runner.work_dir, name)
             if not (name.endswith(self.out_suffix) and osp.isfile(local)):
                 continue
-            shutil.copy2(local, osp.join(target, name))
+            with open(local, "rb") as file:
+                client.put(file.read(), client.join_path(target, name))
             runner.logger.info(f"{local} was copied to {target}")
             if not self.keep_local:
                 os.remove(local)
