@@ -21,10 +21,7 @@ class ClearMLLoggerHook(LoggerHook):
     Args:
         init_kwargs: Keyword arguments of ``clearml.Task.init`` (``project_name``,
             ``task_name``, ...).
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
-        by_epoch: Count ``interval`` within the epoch or over all iterations.
+        interval, ignore_last, reset_flag, by_epoch: As :class:`LoggerHook`.
 
     Raises:
         ImportError: clearml is not installed.

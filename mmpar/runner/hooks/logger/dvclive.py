@@ -27,9 +27,7 @@ class DvcliveLoggerHook(LoggerHook):
     Args:
         model_file: If set, save a checkpoint to this path after every train epoch
             (overwritten each epoch).
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
+        interval, ignore_last, reset_flag: As :class:`LoggerHook`.
         by_epoch: One DVCLive step per epoch (see above), and count ``interval`` within epochs.
         dvclive: A ``dvclive.Live`` to log to instead of creating one.
         **kwargs: Arguments of ``dvclive.Live`` (``dir``, ``save_dvc_exp``, ``report``, ...),

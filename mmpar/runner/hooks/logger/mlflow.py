@@ -33,10 +33,7 @@ class MlflowLoggerHook(LoggerHook):
         params: Parameters logged on the run.
         log_model: At the end of the run, log the (unwrapped) model with
             ``mlflow.pytorch.log_model`` under the artifact name ``models``.
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
-        by_epoch: Count ``interval`` within the epoch or over all iterations.
+        interval, ignore_last, reset_flag, by_epoch: As :class:`LoggerHook`.
 
     Raises:
         ImportError: mlflow is not installed.

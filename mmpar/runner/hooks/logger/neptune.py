@@ -21,9 +21,7 @@ class NeptuneLoggerHook(LoggerHook):
     Args:
         init_kwargs: Keyword arguments of ``neptune.init_run`` (``project``, ``api_token``,
             ``name``, ...).
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
+        interval, ignore_last, reset_flag: As :class:`LoggerHook`.
         with_step: Append values at the global optimizer step (:meth:`LoggerHook.get_step`);
             otherwise neptune numbers the values and the step goes to a ``global_step`` series.
         by_epoch: Count ``interval`` within the epoch or over all iterations.

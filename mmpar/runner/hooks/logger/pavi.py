@@ -47,9 +47,7 @@ class PaviLoggerHook(LoggerHook):
         add_graph: Deprecated, use ``add_graph_kwargs['active']``.
         img_key: Deprecated, use ``add_graph_kwargs['img_key']``.
         add_last_ckpt: Upload ``latest.pth`` of ``work_dir`` after the run.
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
+        interval, ignore_last, reset_flag: As :class:`LoggerHook`.
         by_epoch: Whether graphs/checkpoints are handled per epoch (and val steps are epochs).
         add_graph_kwargs: ``active`` (False), ``start`` (0), ``interval`` (1), ``img_key``
             ('img'), ``opset_version`` (11), ``dummy_forward_kwargs`` ({}): upload the model

@@ -18,10 +18,7 @@ class SegmindLoggerHook(LoggerHook):
     tools beforehand.
 
     Args:
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
-        by_epoch: Count ``interval`` within the epoch or over all iterations.
+        interval, ignore_last, reset_flag, by_epoch: As :class:`LoggerHook`.
 
     Raises:
         ImportError: segmind is not installed.

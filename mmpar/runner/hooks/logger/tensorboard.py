@@ -20,10 +20,7 @@ class TensorboardLoggerHook(LoggerHook):
 
     Args:
         log_dir: Directory of the event files; ``<work_dir>/tf_logs`` if ``None``.
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
-        by_epoch: Count ``interval`` within the epoch or over all iterations.
+        interval, ignore_last, reset_flag, by_epoch: As :class:`LoggerHook`.
     """
 
     def __init__(

@@ -42,9 +42,7 @@ class TextLoggerHook(LoggerHook):
 
     Args:
         by_epoch: Whether lines show ``Epoch [e][i/n]`` (``True``) or ``Iter [i/N]``.
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
+        interval, ignore_last, reset_flag: As :class:`LoggerHook`.
         interval_exp_name: Print ``runner.meta['exp_name']`` every this many iterations.
         out_dir: If set, copy the logs (files of ``work_dir`` ending with ``out_suffix``) to
             ``<out_dir>/<basename of work_dir>`` after the run.

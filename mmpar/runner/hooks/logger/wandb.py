@@ -32,9 +32,7 @@ class WandbLoggerHook(LoggerHook):
 
     Args:
         init_kwargs: Keyword arguments of ``wandb.init`` (project, name, config, mode, dir, ...).
-        interval: Log every ``interval`` training iterations.
-        ignore_last: Skip the short tail of an epoch.
-        reset_flag: Clear the buffer output after logging.
+        interval, ignore_last, reset_flag: As :class:`LoggerHook`.
         commit: ``commit`` of ``wandb.log`` when ``with_step`` is false.
         by_epoch: Count ``interval`` within the epoch or over all iterations.
         with_step: Log at the global step (see above) instead of wandb's own counter.
