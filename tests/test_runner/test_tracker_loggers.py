@@ -76,6 +76,8 @@ def val_losses(records):
     return [r["val_loss"] for r in records if r["mode"] == "val"]
 
 
+# mlflow's own SQLAlchemy store uses a loader option SQLAlchemy deprecates; not ours to fix.
+@pytest.mark.filterwarnings("ignore:The ``noload`` loader strategy is deprecated")
 def test_mlflow_metrics_params_tags_and_model(isolated, make_runner, make_loader, toy_model):
     from mlflow import MlflowClient
     from mlflow.pytorch import load_model
