@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 import os.path as osp
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from abc import ABCMeta, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -231,6 +229,10 @@ class HTTPBackend(BaseStorageBackend):
             urllib.error.URLError: The server could not be reached.
         """
         url = str(filepath)
+        # urllib.request pulls in http.client, ssl and email: loaded on first use only.
+        import urllib.error
+        import urllib.request
+
         try:
             with urllib.request.urlopen(url, timeout=self.timeout) as response:
                 return response.read()
