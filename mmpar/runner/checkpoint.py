@@ -24,6 +24,7 @@ import torch.nn as nn
 from torch.optim import Optimizer
 
 from mmpar.parallel import is_module_wrapper as is_module_wrapper  # importable here, as in mmcv
+from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.version import __version__
 
 from .atomic_file import atomic_path
@@ -208,11 +209,8 @@ def _load_checkpoint(
     return CheckpointLoader.load_checkpoint(filename, map_location, logger, weights_only)
 
 
-class MissingPrefixError(KeyError, AssertionError):
+class MissingPrefixError(MessageKeyError, AssertionError):
     """No key of a checkpoint starts with the prefix asked for (AssertionError in mmcv)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 def _load_checkpoint_with_prefix(

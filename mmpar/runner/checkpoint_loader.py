@@ -27,6 +27,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Union
 
+from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import barrier, get_dist_info
 
 from .safe_load import load_checkpoint_file, load_url_checkpoint
@@ -41,11 +42,8 @@ _logger = logging.getLogger("mmpar")
 MapLocation = Union[str, Callable, dict, None]
 
 
-class UnknownModelError(KeyError, ValueError):
+class UnknownModelError(MessageKeyError, ValueError):
     """A model-zoo scheme names a model its table does not have (a KeyError, as in mmcv)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 class ModelZooFileError(TypeError, AssertionError):

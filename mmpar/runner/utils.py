@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import get_dist_info
 from mmpar.utils.misc import set_random_seed as seed_all_rngs
 
@@ -40,11 +41,8 @@ class ObjFromDictError(TypeError, AssertionError):
     """
 
 
-class MissingTypeError(KeyError, AssertionError):
+class MissingTypeError(MessageKeyError, AssertionError):
     """``obj_from_dict``'s dict has no ``type`` key, or its ``type`` names nothing."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 def _resolve_type(name: str, parent: ModuleType | None) -> Any:

@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from mmpar.utils import print_log
+from mmpar.utils.compat_errors import MessageKeyError
 
 from .checkpoint import _load_checkpoint
 from .model_state import load_state_dict
@@ -59,22 +60,16 @@ class InitCfgError(ValueError, AssertionError):
     """An ``init_cfg`` is malformed (a ValueError; an AssertionError where mmcv asserted)."""
 
 
-class UnknownInitTypeError(KeyError, ValueError):
+class UnknownInitTypeError(MessageKeyError, ValueError):
     """``init_cfg`` names an initialiser that does not exist (a KeyError, as in mmcv)."""
 
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
-
-class PretrainedKeyError(KeyError, AssertionError):
+class PretrainedKeyError(MessageKeyError, AssertionError):
     """A pretrained checkpoint holds nothing for the module (or nothing under ``prefix``).
 
     A KeyError (mmpar's ``load_pretrained`` contract) and an AssertionError (what mmcv raised
     for a prefix missing from the checkpoint).
     """
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 # ------------------------------------------------------------------ weight distributions

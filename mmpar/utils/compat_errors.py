@@ -7,6 +7,17 @@ mmcv checks many arguments with ``assert``; mmpar raises a clearer error that is
 from __future__ import annotations
 
 
+class MessageKeyError(KeyError):
+    """A KeyError whose ``str()`` is its message as written.
+
+    ``str(KeyError('no such key'))`` quotes the message (KeyError assumes it is a key); mmpar's
+    KeyErrors carry sentences, so they print them unquoted.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class CheckValueError(ValueError, AssertionError):
     """A bad argument value where mmcv 1.x raised :class:`AssertionError`."""
 

@@ -12,6 +12,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from mmpar.engine import multi_device_test, single_device_test
+from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import is_distributed
 
 from ..utils import get_rng_state, set_rng_state
@@ -35,14 +36,11 @@ _default_single_test = functools.partial(single_device_test, progress=False)
 _default_multi_test = functools.partial(multi_device_test, progress=False)
 
 
-class MissingMetricError(KeyError):
+class MissingMetricError(MessageKeyError):
     """A metric asked for by name is not among those an evaluation returned.
 
     A ``KeyError`` (for ``except KeyError`` callers) whose message prints as written.
     """
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 @HOOKS.register_module()
