@@ -16,7 +16,7 @@ import os
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
 import torch
@@ -213,6 +213,15 @@ class MissingPrefixError(MessageKeyError, AssertionError):
     """No key of a checkpoint starts with the prefix asked for (AssertionError in mmcv)."""
 
 
+def state_under_prefix(state_dict: Mapping, prefix: str) -> dict:
+    """The entries of ``state_dict`` whose key starts with ``prefix`` (e.g. ``'backbone.'``).
+
+    The prefix is removed from the keys. Returns an empty dict when no key starts with it;
+    callers say what that means.
+    """
+    return {k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix)}
+
+
 def _load_checkpoint_with_prefix(
     prefix: str, filename: str, map_location: MapLocation = "cpu", weights_only: bool = True
 ) -> dict:
@@ -226,9 +235,8 @@ def _load_checkpoint_with_prefix(
     """
     checkpoint = _load_checkpoint(filename, map_location, weights_only=weights_only)
     state_dict = checkpoint.get("state_dict", checkpoint)
-    if not prefix.endswith("."):
-        prefix += "."
-    part = {k[len(prefix) :]: v for k, v in state_dict.items() if k.startswith(prefix)}
+    prefix = prefix if prefix.endswith(".") else prefix + "."
+    part = state_under_prefix(state_dict, prefix)
     if not part:
         roots = sorted({k.split(".", 1)[0] for k in state_dict})
         raise MissingPrefixError(

@@ -39,7 +39,7 @@ from torch import nn
 from mmpar.utils import print_log
 from mmpar.utils.compat_errors import MessageKeyError
 
-from .checkpoint import _load_checkpoint
+from .checkpoint import _load_checkpoint, state_under_prefix
 from .model_state import load_state_dict
 
 __all__ = [
@@ -238,7 +238,7 @@ class _Initializer:
 def _prefixed(state: dict, prefix: str, checkpoint: str) -> dict:
     """The entries under ``prefix`` (with or without its trailing dot), prefix stripped."""
     prefix = prefix if prefix.endswith(".") else prefix + "."
-    sub = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+    sub = state_under_prefix(state, prefix)
     if not sub:
         raise PretrainedKeyError(
             f"no weights in {checkpoint} match prefix {prefix!r}: the checkpoint's keys start "
