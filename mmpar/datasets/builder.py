@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from mmpar.utils.dist import get_dist_info
 from mmpar.utils.registry import Registry, build_from_cfg
+from mmpar.utils.seed import worker_init_fn as seed_worker_rngs
 
 DATASETS = Registry("dataset")
 PIPELINES = Registry("pipeline")
@@ -86,11 +87,10 @@ def worker_init_fn(worker_id: int, num_workers: int, rank: int, seed: int | None
     reproducible too.
     """
     die_with_parent()
-    if seed is None:
-        worker_seed = torch.initial_seed() % 2**32
-    else:
-        worker_seed = (num_workers * rank + worker_id + seed) % 2**32
-        torch.manual_seed(worker_seed)
+    if seed is not None:
+        seed_worker_rngs(worker_id, num_workers, rank, seed)
+        return
+    worker_seed = torch.initial_seed() % 2**32
     np.random.seed(worker_seed)
     random.seed(worker_seed)
 

@@ -21,8 +21,9 @@ def worker_init_fn(worker_id: int, num_workers: int, rank: int, seed: int) -> No
     import numpy as np
     import torch
 
-    worker_seed = num_workers * rank + worker_id + seed
-    np.random.seed(worker_seed % 2**32)  # NumPy takes [0, 2**32) only
+    # NumPy takes [0, 2**32) only; all three get the same value.
+    worker_seed = (num_workers * rank + worker_id + seed) % 2**32
+    np.random.seed(worker_seed)
     random.seed(worker_seed)
     torch.manual_seed(worker_seed)
 
