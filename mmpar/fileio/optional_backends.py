@@ -5,24 +5,15 @@ Each checks for its package when constructed and raises an ImportError that says
 
 from __future__ import annotations
 
-import importlib
 import re
 import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from mmpar.utils.misc import import_optional
+
 from .backends import BaseStorageBackend, check_list_args
-
-
-def _require(module: str, backend: str, install: str):
-    """Import ``module`` for ``backend`` or raise an ImportError saying how to install it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        raise ImportError(
-            f"{backend} needs the Python package '{module}', which is not installed: {install}"
-        ) from err
 
 
 def _check_mapping(path_mapping, backend: str) -> None:
@@ -54,7 +45,7 @@ class PetrelBackend(BaseStorageBackend):
     """
 
     def __init__(self, path_mapping: dict | None = None, enable_mc: bool = True, conf_path=None):
-        client = _require(
+        client = import_optional(
             "petrel_client.client",
             "PetrelBackend",
             "it comes with the Petrel OSS SDK, which is not on PyPI: install the SDK your "
@@ -157,7 +148,7 @@ class MemcachedBackend(BaseStorageBackend):
     def __init__(self, server_list_cfg, client_cfg, sys_path=None):
         if sys_path is not None:
             sys.path.append(sys_path)
-        self._mc = _require(
+        self._mc = import_optional(
             "mc",
             "MemcachedBackend",
             "it is the Python client built with your cluster's memcached (not on PyPI); pass "
@@ -193,7 +184,7 @@ class LmdbBackend(BaseStorageBackend):
     """
 
     def __init__(self, db_path, readonly=True, lock=False, readahead=False, **kwargs):
-        self._lmdb = _require("lmdb", "LmdbBackend", "pip install lmdb (or mmpar[lmdb])")
+        self._lmdb = import_optional("lmdb", "LmdbBackend", "pip install lmdb (or mmpar[lmdb])")
         self.db_path = str(db_path)
         self.readonly = readonly
         self.lock = lock
@@ -241,7 +232,7 @@ class CephBackend(BaseStorageBackend):
     """
 
     def __init__(self, path_mapping: dict | None = None):
-        ceph = _require(
+        ceph = import_optional(
             "ceph",
             "CephBackend",
             "install your cluster's ceph S3 client package, or use PetrelBackend instead",

@@ -29,6 +29,7 @@ from typing import Any, Callable, Union
 
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import barrier, get_dist_info
+from mmpar.utils.misc import import_optional
 
 from .safe_load import load_checkpoint_file, load_url_checkpoint
 
@@ -330,17 +331,15 @@ def load_from_ceph(
         warnings.warn(
             "the 'ceph' backend is deprecated; use 'petrel'", DeprecationWarning, stacklevel=2
         )
-    try:
-        from petrel_client.client import Client
-    except ImportError as err:
-        raise ImportError(
-            f'loading "{filename}" needs the "petrel_client" package (the petrel-oss Python '
-            "SDK), which is not installed; download the file and load the local copy instead"
-        ) from err
+    client = import_optional(
+        "petrel_client.client",
+        f'loading "{filename}"',
+        "it is the petrel-oss Python SDK; download the file and load the local copy instead",
+    )
     with tempfile.TemporaryDirectory() as tmp_dir:
         local = os.path.join(tmp_dir, "checkpoint.pth")
         with open(local, "wb") as f:
-            f.write(Client().get(filename))
+            f.write(client.Client().get(filename))
         return load_checkpoint_file(local, map_location, weights_only)
 
 

@@ -7,6 +7,7 @@ in :mod:`mmpar.utils.decorators` and ``import_modules_from_strings`` in
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import os
 import random
@@ -245,6 +246,29 @@ def has_method(obj: object, method: str) -> bool:
     return callable(getattr(obj, method, None))
 
 
+def import_optional(module: str, needed_by: str, install: str) -> Any:
+    """Import a package mmpar does not depend on, or say who needs it and how to get it.
+
+    Args:
+        module: Dotted module name, e.g. ``'mlflow.pytorch'``.
+        needed_by: What needs it, named in the error (e.g. ``'MlflowLoggerHook'``).
+        install: How to install it, e.g. ``'install it with: pip install mlflow'``.
+
+    Returns:
+        The module.
+
+    Raises:
+        ImportError: ``module`` cannot be imported; chained to the original error.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(
+            f"{needed_by} needs the Python package '{module}', which is not installed or "
+            f"cannot be imported ({err}): {install}"
+        ) from err
+
+
 __all__ = [
     "check_int_arg",
     "check_prerequisites",
@@ -252,6 +276,7 @@ __all__ = [
     "deprecated_api_warning",
     "has_method",
     "import_modules_from_strings",
+    "import_optional",
     "is_list_of",
     "is_method_overridden",
     "is_seq_of",

@@ -210,3 +210,17 @@ def test_misc_module_reexports_without_second_copy():
     assert system is sys and os_path.join("a", "b")
     for name in misc.__all__:
         assert hasattr(misc, name), name
+
+
+def test_import_optional_names_the_user_and_the_install_step(monkeypatch):
+    import json
+    import sys
+
+    from mmpar.utils.misc import import_optional
+
+    assert import_optional("json", "me", "pip install json") is json
+    monkeypatch.setitem(sys.modules, "not_here_pkg", None)
+    with pytest.raises(ImportError, match="SomeHook needs the Python package 'not_here_pkg'") as info:
+        import_optional("not_here_pkg", "SomeHook", "pip install not-here")
+    assert str(info.value).endswith(": pip install not-here")
+    assert isinstance(info.value.__cause__, ImportError)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import numbers
 from abc import ABCMeta, abstractmethod
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from mmpar.utils.misc import check_int_arg
+from mmpar.utils.misc import check_int_arg, import_optional
 
 from ..hook import Hook
 
@@ -29,13 +28,7 @@ def import_tracker(module: str, package: str, hook: str) -> Any:
     Raises:
         ImportError: The module cannot be imported.
     """
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(
-            f"{hook} needs the {package!r} package, which cannot be imported ({exc}); "
-            f"install it with: pip install {package}"
-        ) from exc
+    return import_optional(module, hook, f"install it with: pip install {package}")
 
 
 class LoggerHook(Hook, metaclass=ABCMeta):
