@@ -220,7 +220,8 @@ def test_import_optional_names_the_user_and_the_install_step(monkeypatch):
 
     assert import_optional("json", "me", "pip install json") is json
     monkeypatch.setitem(sys.modules, "not_here_pkg", None)
-    with pytest.raises(ImportError, match="SomeHook needs the Python package 'not_here_pkg'") as info:
+    expected = "SomeHook needs the Python package 'not_here_pkg'"
+    with pytest.raises(ImportError, match=expected) as info:
         import_optional("not_here_pkg", "SomeHook", "pip install not-here")
     assert str(info.value).endswith(": pip install not-here")
     assert isinstance(info.value.__cause__, ImportError)
