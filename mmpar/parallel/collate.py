@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch.utils.data import default_collate
 
+from mmpar.utils.compat_errors import CheckTypeError
+
 from .data_container import DataContainer
 
 __all__ = ["collate", "merge_chunks", "pad_and_stack"]
@@ -31,20 +33,16 @@ class _StackError(ValueError, AssertionError, RuntimeError):
     """
 
 
-class _NotStackableError(TypeError, AssertionError):
-    """A stacked field that is not a tensor (mmcv asserted; mmpar raises ``TypeError``)."""
-
-
 def _as_tensor(value: Any, path: str) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "SaUO":
-            raise _NotStackableError(
+            raise CheckTypeError(
                 f"collate: {path} is a numpy array of dtype {value.dtype}; cannot stack it"
             )
         return torch.from_numpy(value)
-    raise _NotStackableError(
+    raise CheckTypeError(
         f"collate: {path} must be a tensor or numpy array to be stacked, but got "
         f"{type(value).__name__}; wrap it as DataContainer(..., stack=False) to keep a list"
     )

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from mmpar.utils.compat_errors import CheckValueError
 from mmpar.utils.dist import allreduce_grads
 
 __all__ = [
@@ -306,7 +307,7 @@ class LossScaler:
         scale_window: int = 1000,
     ) -> None:
         if mode not in ("dynamic", "static"):
-            raise _ModeError(f"LossScaler mode must be 'dynamic' or 'static', got {mode!r}")
+            raise CheckValueError(f"LossScaler mode must be 'dynamic' or 'static', got {mode!r}")
         self.cur_scale = init_scale
         self.cur_iter = 0
         self.mode = mode
@@ -354,7 +355,3 @@ class LossScaler:
     def loss_scale(self) -> float:
         """The current scale."""
         return self.cur_scale
-
-
-class _ModeError(ValueError, AssertionError):
-    """A bad ``LossScaler`` mode (an AssertionError, as in mmcv)."""
