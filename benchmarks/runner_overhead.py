@@ -9,7 +9,10 @@ to the next ``before_train_epoch`` (every hook, the logger records and the loop 
 included). Whole runs (set-up and the final checkpoint included) are also timed, alternately,
 and must end with identical weights. Run:
 
-    .venv/bin/python benchmarks/runner_overhead.py [--repeats 7] [--epochs 20]
+    .venv/bin/python benchmarks/runner_overhead.py [--repeats 7] [--epochs 20] [--preemption]
+
+``--preemption`` also registers a PreemptionHook (as ``tools/train.py`` does): its
+per-iteration check (read a flag, single process) is then part of the runner's figures.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from mmpar.runner import EpochBasedRunner, Hook
+from mmpar.runner import EpochBasedRunner, Hook, PreemptionHook
 
 ITERS_PER_EPOCH = 16  # 256 samples, batch 16
 
@@ -105,6 +108,9 @@ class InterleavedHandEpochs(Hook):
         self.hand_s.append(self._mark - now)
 
 
+PREEMPTION = False  # --preemption: register a PreemptionHook too
+
+
 def runner_loop(epochs: int, work_dir: Path, *extra_hooks: Hook) -> tuple[float, MLP]:
     """Train with EpochBasedRunner and the default hooks; return (wall s, model)."""
     model, optimizer, loader = make_setup()
@@ -122,6 +128,8 @@ def runner_loop(epochs: int, work_dir: Path, *extra_hooks: Hook) -> tuple[float,
     )
     for hook in extra_hooks:
         runner.register_hook(hook, priority="HIGHEST")
+    if PREEMPTION:
+        runner.register_hook(PreemptionHook(), priority="LOWEST")
     runner.run([loader], [("train", 1)])
     return time.perf_counter() - start, model
 
@@ -137,7 +145,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--preemption", action="store_true", help="register a PreemptionHook")
     args = parser.parse_args()
+    global PREEMPTION
+    PREEMPTION = args.preemption
     torch.set_num_threads(1)
     epoch_ratios, hand_epoch_s, runner_epoch_s, whole_ratios, fixed = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,6 +4,17 @@ Examples:
     python tools/train.py configs/digits_lenet.py
     python tools/train.py configs/digits_lenet.py --work-dir work_dirs/run1 --auto-resume
     bash tools/dist_train.sh configs/digits_lenet.py 2
+
+Exit codes:
+    0   training finished.
+    1   a checkpoint could not be written (disk full, file-size limit): one ``error:`` line.
+    2   bad input (config, data, checkpoint, flag, work dir): one ``error:`` line, nothing
+        written into the work dir.
+    75  preempted (EX_TEMPFAIL, "try again"): SIGTERM or SIGUSR1 (the config key
+        ``preemption``, on by default; ``preemption = None`` turns it off) saved
+        ``preempted_iter_<N>.pth`` (``latest.pth``) after the current iteration; run the same
+        command with ``--auto-resume`` to continue exactly. A second signal ends the process
+        at once (exit by the signal, e.g. -15 / 143).
 """
 
 from __future__ import annotations
@@ -20,12 +31,14 @@ import torch
 import mmpar
 from mmpar.cli import (
     DeferredLogFile,
+    UsageError,
     add_trust_checkpoint_argument,
     check_work_dir,
     environment_errors,
     init_launcher,
     user_errors,
 )
+from mmpar.runner.hooks.preemption import TrainingPreempted
 from mmpar.utils import Config, DictAction
 
 # A run without --seed and without cfg.seed uses this seed, so two runs of the same command
@@ -92,6 +105,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="job launcher; 'pytorch' under torchrun (tools/dist_train.sh)",
     )
     parser.add_argument(
+        "--requeue-on-preempt",
+        action="store_true",
+        help="when preempted under SLURM, run `scontrol requeue $SLURM_JOB_ID` after saving "
+        "(sets preemption.requeue=True)",
+    )
+    parser.add_argument(
         "--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS
     )  # torch.distributed.launch passes it
     return parser.parse_args(argv)
@@ -111,6 +130,7 @@ def load_config(args: argparse.Namespace) -> Config:
     if args.load_from is not None:
         cfg.load_from = args.load_from
     cfg.auto_resume = args.auto_resume or cfg.get("auto_resume", False)
+    set_preemption(cfg, args.requeue_on_preempt)
     for key in ("resume_from", "load_from"):
         path = cfg.get(key)
         if path and path != "auto" and "://" not in path and not osp.isfile(path):
@@ -118,6 +138,23 @@ def load_config(args: argparse.Namespace) -> Config:
     if torch.backends.cudnn.is_available() and cfg.get("cudnn_benchmark", False):
         torch.backends.cudnn.benchmark = True
     return cfg
+
+
+def set_preemption(cfg: Config, requeue: bool) -> None:
+    """Preemption handling is on unless the config sets ``preemption = None``.
+
+    Raises:
+        UsageError: ``--requeue-on-preempt`` with ``preemption = None`` in the config.
+    """
+    if "preemption" not in cfg:
+        cfg.preemption = dict()
+    if requeue:
+        if cfg.preemption is None:
+            raise UsageError(
+                "--requeue-on-preempt needs preemption handling, but the config sets "
+                "preemption = None; remove that line or the flag"
+            )
+        cfg.preemption.requeue = True
 
 
 def setup(args: argparse.Namespace):
@@ -202,6 +239,7 @@ def main(argv=None) -> int:
     exits with code 2 and one ``error:`` line, before anything is written into the work dir.
     A checkpoint that cannot be written while training (disk full, file-size limit) exits
     with code 1 and one ``error:`` line; the previous checkpoints are left as they were.
+    A preempted run (SIGTERM/SIGUSR1) saves a checkpoint and exits with code 75.
     """
     from mmpar.apis import build_train_runner
 
@@ -221,13 +259,17 @@ def main(argv=None) -> int:
             weights_only=not args.trust_checkpoint,
         )
         open_work_dir(cfg, args.config, timestamp, log)
-    with environment_errors():
-        runner.run(data_loaders, cfg.workflow)
+    code = 0
+    try:
+        with environment_errors():
+            runner.run(data_loaders, cfg.workflow)
+    except TrainingPreempted as preempted:  # saved and logged; every rank exits with 75
+        code = preempted.code
     if distributed:
         from mmpar.runner.dist_utils import destroy_dist
 
         destroy_dist()
-    return 0
+    return code
 
 
 if __name__ == "__main__":

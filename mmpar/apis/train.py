@@ -14,7 +14,7 @@ from torch import nn
 
 from mmpar.parallel import MMDataParallel, MMDistributedDataParallel
 from mmpar.utils import get_logger
-from mmpar.utils.registry import config_error_context
+from mmpar.utils.registry import ConfigArgumentError, config_error_context
 
 
 def _local_rank() -> int:
@@ -193,6 +193,33 @@ def _register_eval_hook(runner: Any, cfg: Any, distributed: bool, runner_type: s
     runner.register_hook(hook, priority="LOW")
 
 
+def _register_preemption_hook(runner: Any, preemption: Any) -> None:
+    """Register a PreemptionHook at LOWEST from ``cfg.preemption`` (a dict; None: none).
+
+    Raises:
+        ConfigArgumentError: (a TypeError) ``preemption`` is not a dict, or an argument has
+            the wrong type; the message starts with ``preemption:``.
+        ValueError: An unknown or uncatchable signal.
+    """
+    from mmpar.runner import HOOKS
+
+    if preemption is None:
+        return
+    with config_error_context("preemption"):
+        if not isinstance(preemption, dict):
+            raise ConfigArgumentError(
+                "expected a dict such as dict(signals=['SIGTERM', 'SIGUSR1'], requeue=False), "
+                f"or None to turn preemption handling off; got {preemption!r}"
+            )
+        try:
+            hook = HOOKS.build({**preemption, "type": "PreemptionHook"})
+        except TypeError as err:  # e.g. requeue='yes': one error line, not a traceback
+            if isinstance(err, ConfigArgumentError):
+                raise
+            raise ConfigArgumentError(str(err)) from err
+        runner.register_hook(hook, priority="LOWEST")
+
+
 def build_train_runner(
     model: nn.Module,
     dataset: Any | Sequence[Any],
@@ -209,7 +236,10 @@ def build_train_runner(
     on ``cfg.gpu_ids``), builds the optimizer and the runner, registers the training hooks from
     the config (``lr_config``, ``optimizer_config``/``fp16``, ``checkpoint_config``,
     ``log_config``, ``momentum_config``, ``custom_hooks``, ``nan_guard_config``), the
-    sampler-seed hook and, when ``validate``, the evaluation hook, then resumes
+    sampler-seed hook, when ``validate`` the evaluation hook, and when ``cfg.preemption`` is a
+    dict a :class:`~mmpar.runner.PreemptionHook` (``PreemptionHook(**cfg.preemption)`` at
+    ``LOWEST``: on SIGTERM/SIGUSR1 it saves and raises ``TrainingPreempted``, exit code 75;
+    API users opt in, ``tools/train.py`` turns it on by default), then resumes
     (``resume_from``, ``'auto'`` or ``auto_resume=True``: the newest checkpoint in
     ``work_dir``) or loads weights (``load_from``). So every mistake in the config or the
     checkpoint is found before the run writes its first file. Errors name the config key at
@@ -280,6 +310,7 @@ def build_train_runner(
     if validate:
         with config_error_context("evaluation"):
             _register_eval_hook(runner, cfg, distributed, runner_type)
+    _register_preemption_hook(runner, cfg.get("preemption"))
 
     resume_from = cfg.get("resume_from")
     if resume_from == "auto" or (cfg.get("auto_resume") and not resume_from):

@@ -1,7 +1,7 @@
 """Runner hooks, one family per module; importing this package registers them all in HOOKS.
 
-The names are mmcv 1.x's ``mmcv.runner.hooks`` (plus mmpar's EarlyStoppingHook and
-NanGuardHook). Experiment-tracker libraries are imported only when their hook is built.
+The names are mmcv 1.x's ``mmcv.runner.hooks`` (plus mmpar's EarlyStoppingHook, NanGuardHook
+and PreemptionHook). Experiment-tracker libraries are imported only when their hook is built.
 """
 
 from .checkpoint import CheckpointHook
@@ -53,12 +53,14 @@ from .optimizer import (
     GradientCumulativeOptimizerHook,
     OptimizerHook,
 )
+from .preemption import PREEMPTED_EXIT_CODE, PreemptionHook, TrainingPreempted
 from .profiler import ProfilerHook
 from .sampler_seed import DistSamplerSeedHook
 from .sync_buffer import SyncBuffersHook
 
 __all__ = [
     "HOOKS",
+    "PREEMPTED_EXIT_CODE",
     "CheckpointHook",
     "ClearMLLoggerHook",
     "ClosureHook",
@@ -96,6 +98,7 @@ __all__ = [
     "OptimizerHook",
     "PaviLoggerHook",
     "PolyLrUpdaterHook",
+    "PreemptionHook",
     "ProfilerHook",
     "SegmindLoggerHook",
     "StepLrUpdaterHook",
@@ -103,5 +106,6 @@ __all__ = [
     "SyncBuffersHook",
     "TensorboardLoggerHook",
     "TextLoggerHook",
+    "TrainingPreempted",
     "WandbLoggerHook",
 ]

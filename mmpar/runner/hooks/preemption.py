@@ -1,0 +1,224 @@
+"""PreemptionHook: on SIGTERM/SIGUSR1, finish the iteration, save, and exit with code 75."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import warnings
+from typing import Any, Sequence
+
+from mmpar.utils.dist import is_distributed
+
+from ..preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_signals
+from .hook import HOOKS, Hook
+
+PREEMPTED_EXIT_CODE = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again
+REQUEUE_TIMEOUT = 60  # seconds scontrol may take
+
+
+class TrainingPreempted(SystemExit):
+    """Training stopped on a preemption signal after saving a checkpoint.
+
+    A :class:`SystemExit` with code :data:`PREEMPTED_EXIT_CODE` (75), so ``except Exception``
+    does not swallow it and a script that does not catch it exits with code 75.
+
+    Attributes:
+        checkpoint: Path of the checkpoint written (on rank 0; None on the other ranks).
+        signal_name: The signal received, e.g. ``'SIGTERM'`` (by any rank).
+        epoch: Epochs completed when training stopped.
+        iter: Iterations completed when training stopped.
+    """
+
+    def __init__(self, checkpoint: str | None, signal_name: str, epoch: int, iter: int) -> None:
+        super().__init__(PREEMPTED_EXIT_CODE)
+        self.checkpoint = checkpoint
+        self.signal_name = signal_name
+        self.epoch = epoch
+        self.iter = iter
+
+    def __str__(self) -> str:
+        return f"training preempted by {self.signal_name} after {self.iter} iterations"
+
+
+@HOOKS.register_module()
+class PreemptionHook(Hook):
+    """Save a resumable checkpoint and exit cleanly when the job is asked to stop.
+
+    Cluster schedulers (SLURM preemption and time limits, Kubernetes eviction, spot
+    instances) send SIGTERM (or the signal asked for, e.g. ``sbatch --signal=USR1@60``) some
+    time before SIGKILL. The signal handler only records the signal; after the current
+    iteration (after every other hook of ``after_train_iter``, or of ``after_train_epoch``:
+    a signal during an evaluation or a checkpoint save is acted on once it is done) rank 0
+    writes ``preempted_iter_<N>.pth`` through the runner's atomic checkpoint path (it becomes
+    ``latest.pth`` and holds the exact-resume state, mid-epoch included), logs one line, and
+    every rank raises :class:`TrainingPreempted` (exit code 75). ``after_run`` hooks still run.
+    The preemption checkpoint written before in the same run (before a resume) is deleted once
+    the new one is on disk.
+
+    The handler sets the listed signals back to their default action: a second signal while
+    the first is pending ends the process at once, unsaved.
+
+    Under ``torch.distributed`` all ranks stop after the same iteration, whether every rank or
+    only some got the signal: each iteration the ranks share their flags with an asynchronous
+    ``all_reduce`` on a gloo group of the hook, read one iteration later (a signal is acted on
+    one iteration after it arrived), and with a blocking one at the end of an epoch.
+
+    Register it at priority ``'LOWEST'`` (``tools/train.py`` and
+    :func:`mmpar.apis.build_train_runner` with a ``preemption`` config key do). It installs
+    its handlers in ``before_run`` from the main thread only (elsewhere it warns and does
+    nothing) and restores the previous handlers in ``after_run``.
+
+    Args:
+        signals: The signals that preempt (names such as ``'SIGTERM'``/``'TERM'``, or numbers).
+        requeue: Under SLURM (``SLURM_JOB_ID`` set), call ``scontrol requeue $SLURM_JOB_ID``
+            after saving (rank 0); the run then continues with ``--auto-resume`` when SLURM
+            starts the job again.
+
+    Raises:
+        TypeError: ``signals`` is not a list of names/numbers, or ``requeue`` is not a bool.
+        ValueError: An unknown or uncatchable signal (SIGKILL, SIGSTOP), or an empty list.
+    """
+
+    def __init__(
+        self, signals: Sequence[SignalSpec] = ("SIGTERM", "SIGUSR1"), requeue: bool = False
+    ) -> None:
+        self.signals = parse_signals(signals)
+        if not isinstance(requeue, bool):
+            raise TypeError(f"PreemptionHook: requeue must be True or False, got {requeue!r}")
+        self.requeue = requeue
+        self.checkpoint: str | None = None  # name of the preemption checkpoint this run wrote
+        self._flag: SignalFlag | None = None
+        self._agreement: StopAgreement | None = None
+
+    # Stages ---------------------------------------------------------------------------------
+
+    def before_run(self, runner: Any) -> None:
+        """Install the signal handlers (and, when distributed, create the gloo group)."""
+        if threading.current_thread() is not threading.main_thread():
+            message = (
+                "PreemptionHook: the run is not in the main thread, where signal handlers must "
+                "be installed; preemption signals are not handled in this run"
+            )
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+            runner.logger.warning(message)
+            return
+        if is_distributed() and runner.world_size > 1:
+            self._agreement = StopAgreement()
+        if self.requeue and runner.rank == 0 and not os.environ.get("SLURM_JOB_ID"):
+            runner.logger.warning(
+                "PreemptionHook: requeue was asked for, but SLURM_JOB_ID is not set (not a "
+                "SLURM job): a preempted run will not be requeued"
+            )
+        self._flag = SignalFlag(self.signals)
+        self._flag.install()
+
+    def after_train_iter(self, runner: Any) -> None:
+        """Stop here if a signal arrived (distributed: at any rank, by the previous check)."""
+        flag = self._flag
+        if flag is None:
+            return
+        if self._agreement is None:
+            if flag.received is not None:
+                self._preempt(runner, flag.received)
+            return
+        agreed = self._agreement.poll(flag.received or 0)
+        if agreed:
+            self._preempt(runner, signal.Signals(agreed))
+
+    def after_train_epoch(self, runner: Any) -> None:
+        """Stop here if a signal arrived during the epoch's last iteration, evaluation or save."""
+        flag = self._flag
+        if flag is None:
+            return
+        received = flag.received or 0
+        if self._agreement is not None:
+            received = self._agreement.agree(received)
+        if received:
+            self._preempt(runner, signal.Signals(received))
+
+    def after_run(self, runner: Any) -> None:
+        """Restore the previous signal handlers; finish a reduction still in flight."""
+        if self._flag is not None:
+            self._flag.restore()
+            self._flag = None
+        if self._agreement is not None:
+            agreement, self._agreement = self._agreement, None
+            try:
+                agreement.drain()
+            except RuntimeError as err:  # another rank is gone; the run is ending anyway
+                runner.logger.warning("PreemptionHook: pending flag exchange failed: %s", err)
+
+    # Stopping -------------------------------------------------------------------------------
+
+    def _preempt(self, runner: Any, received: signal.Signals) -> None:
+        signal_name = received.name
+        position = runner._next_position
+        epoch, iters = position["epoch"], position["iter"]
+        path = None
+        if runner.rank == 0:
+            path = self._save(runner, iters)
+        if self._agreement is not None:
+            self._agreement.barrier()  # no rank exits before the checkpoint is complete
+        if runner.rank == 0:
+            job = os.environ.get("SLURM_JOB_ID") if self.requeue else None
+            requeue = f"; requeueing SLURM job {job}" if job else ""
+            runner.logger.warning(
+                "Preempted by %s at epoch %d, iteration %d: saved %s (latest.pth); resume with "
+                "tools/train.py ... --auto-resume%s",
+                signal_name,
+                runner.epoch + 1,
+                iters,
+                path,
+                requeue,
+            )
+            if job:
+                _requeue(runner, job)
+        raise TrainingPreempted(path, signal_name, epoch, iters)
+
+    def _save(self, runner: Any, iters: int) -> str:
+        previous, self.checkpoint = self.checkpoint, f"preempted_iter_{iters}.pth"
+        # Recorded before saving: the checkpoint's own hook state names it, so a run resumed
+        # from it deletes it once it writes its own preemption checkpoint.
+        path = runner._save_checkpoint_file(
+            runner.work_dir, self.checkpoint, save_optimizer=True, meta=None, create_symlink=True
+        )
+        if previous and previous != self.checkpoint:
+            old = os.path.join(runner.work_dir, previous)
+            if os.path.isfile(old):
+                os.remove(old)
+        return path
+
+    # Resumable state ------------------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        """The name of the preemption checkpoint this run wrote (empty before any)."""
+        return {"checkpoint": self.checkpoint} if self.checkpoint else {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore the name of the preemption checkpoint written before the resume."""
+        self.checkpoint = state.get("checkpoint")
+
+
+def _requeue(runner: Any, job: str) -> None:
+    """Ask SLURM to requeue ``job``; a failure is logged, never raised."""
+    cmd = ["scontrol", "requeue", job]
+    if shutil.which("scontrol") is None:
+        runner.logger.error("PreemptionHook: cannot requeue: scontrol is not on PATH")
+        return
+    try:
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=REQUEUE_TIMEOUT, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        runner.logger.error("PreemptionHook: `%s` failed: %s", " ".join(cmd), err)
+        return
+    if done.returncode != 0:
+        runner.logger.error(
+            "PreemptionHook: `%s` failed with exit code %d: %s",
+            " ".join(cmd),
+            done.returncode,
+            (done.stderr or done.stdout).strip(),
+        )
