@@ -57,12 +57,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--resume-from",
-        help="checkpoint to resume from, or 'auto' for the newest checkpoint in the work dir",
+        help="checkpoint to resume from (continues its run), or 'auto' (as --auto-resume)",
     )
     parser.add_argument(
         "--auto-resume",
         action="store_true",
-        help="resume from the newest checkpoint in the work dir if there is one",
+        help="continue the run that last started in the work dir (last_run.json) from its newest "
+        "checkpoint; start from scratch when it has none (docs/resume.md)",
     )
     parser.add_argument("--load-from", help="checkpoint whose weights initialise the model")
     add_trust_checkpoint_argument(parser, "--resume-from/--load-from")

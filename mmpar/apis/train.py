@@ -240,10 +240,11 @@ def build_train_runner(
     dict a :class:`~mmpar.runner.PreemptionHook` (``PreemptionHook(**cfg.preemption)`` at
     ``LOWEST``: on SIGTERM/SIGUSR1 it saves and raises ``TrainingPreempted``, exit code 75;
     API users opt in, ``tools/train.py`` turns it on by default), then resumes
-    (``resume_from``, ``'auto'`` or ``auto_resume=True``: the newest checkpoint in
-    ``work_dir``) or loads weights (``load_from``). So every mistake in the config or the
-    checkpoint is found before the run writes its first file. Errors name the config key at
-    fault (``optimizer: SGD (registry "optimizer"): unexpected keyword argument "lrr" ...``).
+    (``resume_from``, ``'auto'`` or ``auto_resume=True``: the newest loadable checkpoint of
+    the run that last started in ``work_dir``, see ``runner.resume``) or loads weights
+    (``load_from``). So every mistake in the config or the checkpoint is found before the run
+    writes its first file. Errors name the config key at fault
+    (``optimizer: SGD (registry "optimizer"): unexpected keyword argument "lrr" ...``).
     The runner creates ``cfg.work_dir`` if it is missing (an empty directory).
 
     Args:
@@ -263,7 +264,6 @@ def build_train_runner(
         ``(runner, data_loaders)``; train with ``runner.run(data_loaders, cfg.workflow)``.
     """
     from mmpar.runner import DistSamplerSeedHook, build_optimizer, build_runner
-    from mmpar.runner.checkpoint import find_latest_checkpoint
     from mmpar.runner.epoch_based_runner import check_workflow
 
     logger = get_logger("mmpar", log_level=cfg.get("log_level", "INFO"))
@@ -313,10 +313,8 @@ def build_train_runner(
     _register_preemption_hook(runner, cfg.get("preemption"))
 
     resume_from = cfg.get("resume_from")
-    if resume_from == "auto" or (cfg.get("auto_resume") and not resume_from):
-        resume_from = find_latest_checkpoint(cfg.work_dir)
-        if resume_from is None:
-            logger.info("auto-resume: no checkpoint in %s, starting from scratch", cfg.work_dir)
+    if cfg.get("auto_resume") and not resume_from:
+        resume_from = "auto"  # the run named in work_dir/last_run.json: see runner.resume
     if resume_from:
         runner.resume(resume_from, weights_only=weights_only)
     elif cfg.get("load_from"):

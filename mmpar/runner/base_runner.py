@@ -28,6 +28,7 @@ from .loaders import find_resumable_sampler, set_loader_epoch, start_loader_iter
 from .log_buffer import LogBuffer
 from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
 from .resume import RESUME_STATE_VERSION, ResumeMixin, ResumeState
+from .run_identity import new_run_id
 from .runner_checkpoint import CheckpointMixin
 from .utils import get_time_str
 from .validation import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
@@ -95,6 +96,8 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         self._next_position = {"epoch": 0, "iter": 0, "inner_iter": 0}
         self._train_loader: Any = None  # the torch DataLoader whose sampler state is saved
         self._resume = ResumeState()  # what resume() read and the run has yet to apply
+        self._run_id = new_run_id()  # resume() adopts the resumed checkpoint's
+        self._resumed_from: str | None = None
 
     # ------------------------------------------------------------------------- properties
     # Read-only views of the private state; attrgetter keeps them as cheap as an attribute.
@@ -111,6 +114,13 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
     )
     max_epochs = property(attrgetter("_max_epochs"), doc="Maximum training epochs (or None).")
     max_iters = property(attrgetter("_max_iters"), doc="Maximum training iterations (or None).")
+    run_id = property(
+        attrgetter("_run_id"),
+        doc="Identity of the run (32 hex digits), recorded as ``meta['run_id']`` in every "
+        "checkpoint the runner writes. New for each runner; ``resume()`` adopts the resumed "
+        "checkpoint's, so a resumed run keeps its identity. Auto-resume continues only the "
+        "run named in ``work_dir/last_run.json`` (see docs/resume.md).",
+    )
 
     # ----------------------------------------------------------------- abstract interface
     @abstractmethod
@@ -217,6 +227,7 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
             "Start running, work_dir: %s, hooks:\n%s", self.work_dir, self.get_hook_info()
         )
         self.should_stop = False
+        self._record_run_start()
         self._restore_hook_states(final=True)  # hooks registered after resume() get theirs
         loaders = self._phase_loaders(data_loaders, workflow)
         self.call_hook("before_run")

@@ -53,11 +53,12 @@ from .model_state import (
     load_state_dict,
     weights_to_cpu,
 )
+from .run_identity import checkpoint_iter as checkpoint_iter
+from .run_identity import find_latest_checkpoint as find_latest_checkpoint
 from .safe_load import (
     CheckpointError,
     CorruptCheckpointError,
     UnsafeCheckpointError,
-    load_checkpoint_file,
 )
 
 __all__ = [
@@ -301,48 +302,3 @@ def load_checkpoint(
     except CheckpointMismatchError as err:
         raise CheckpointMismatchError(f'"{filename}" does not fit the model: {err}') from err
     return checkpoint
-
-
-def checkpoint_iter(checkpoint: dict) -> int:
-    """Return the iteration a checkpoint was saved at (``mmpar_state`` first, then ``meta``)."""
-    state = checkpoint.get("mmpar_state") or {}
-    if "iter" in state:
-        return int(state["iter"])
-    return int((checkpoint.get("meta") or {}).get("iter", -1))
-
-
-def find_latest_checkpoint(
-    work_dir: str, suffix: str = "pth", logger: logging.Logger | None = None
-) -> str | None:
-    """Return the newest checkpoint in ``work_dir`` that loads, or None if there is none.
-
-    Candidates are ``*.<suffix>`` files, ranked by the iteration saved inside them, then by
-    modification time. Truncated or corrupt files are skipped with a warning, so a crash
-    during a save never blocks auto-resume.
-    """
-    if not os.path.isdir(work_dir):
-        return None
-    seen = set()
-    ranked = []
-    for name in sorted(os.listdir(work_dir)):
-        path = os.path.join(work_dir, name)
-        if not name.endswith(f".{suffix}") or name.startswith(".") or not os.path.isfile(path):
-            continue
-        real = os.path.realpath(path)
-        if real in seen:  # latest.pth symlink and its target
-            continue
-        seen.add(real)
-        try:
-            try:  # mmap: rank by reading only the small parts we need
-                ckpt = load_checkpoint_file(path, "cpu", weights_only=True, mmap=True)
-            except CorruptCheckpointError:  # legacy (non-zip) files cannot be mmapped
-                ckpt = load_checkpoint_file(path, "cpu", weights_only=True)
-            if not isinstance(ckpt, dict):
-                raise CorruptCheckpointError(f'"{path}" holds no checkpoint dict')
-        except CheckpointError as err:
-            (logger or _logger).warning(f"auto-resume: skipping {path}: {err}")
-            continue
-        ranked.append((checkpoint_iter(ckpt), os.path.getmtime(real), path))
-    if not ranked:
-        return None
-    return max(ranked)[2]

@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .checkpoint import find_latest_checkpoint
+from mmpar.utils.dist import broadcast_object
+
 from .hooks import Hook
 from .loaders import find_resumable_sampler
+from .run_identity import checkpoint_run_id, choose_resume_checkpoint, write_run_record
 from .utils import get_rng_state, set_rng_state
 
 RESUME_STATE_VERSION = 1
@@ -86,8 +88,9 @@ class ResumeMixin:
 
     Needs from the runner: ``model``, ``optimizer``, ``meta``, ``logger``, ``work_dir``,
     ``_hooks``, the counters ``_epoch``/``_iter``/``_inner_iter``, ``_next_position`` (the
-    next batch's position, kept by the loop), ``_train_loader``, ``_resume``, and
-    ``load_checkpoint()`` / ``_load_optimizer_state()`` (:mod:`mmpar.runner.runner_checkpoint`).
+    next batch's position, kept by the loop), ``_train_loader``, ``_resume``, the run identity
+    ``_run_id`` / ``_resumed_from``, ``_rank`` / ``_world_size``, and ``load_checkpoint()`` /
+    ``_load_optimizer_state()`` (:mod:`mmpar.runner.runner_checkpoint`).
     """
 
     def resume_state(self) -> dict:
@@ -127,8 +130,10 @@ class ResumeMixin:
         """Restore model, optimizer, counters, RNG, sampler and hook states from a checkpoint.
 
         Args:
-            checkpoint: Path, or ``'auto'`` for the newest loadable checkpoint in ``work_dir``
-                (training starts from scratch when there is none).
+            checkpoint: Path, or ``'auto'``: the newest loadable checkpoint of the run that last
+                started in ``work_dir`` (see
+                :func:`mmpar.runner.run_identity.choose_resume_checkpoint`); training starts
+                from scratch when there is none.
             resume_optimizer: Also restore the optimizer state(s).
             map_location: Passed to ``torch.load``.
             weights_only: See :func:`mmpar.runner.load_checkpoint`.
@@ -136,23 +141,27 @@ class ResumeMixin:
         Returns:
             The checkpoint dict, or None when ``'auto'`` found nothing.
 
-        The weights must fit the model exactly (``strict``): resuming continues the same run.
+        The weights must fit the model exactly (``strict``): resuming continues the same run,
+        and the runner takes the checkpoint's ``run_id`` (a checkpoint without one keeps the
+        runner's new id).
+
+        Raises:
+            MixedRunsError: ``'auto'`` found checkpoints of several runs and no record of
+                which one to continue.
         Hook states are handed to the registered hooks now and again when ``run()`` starts,
         so hooks registered after ``resume()`` get theirs too. Sampler and RNG states are
         applied when the first training epoch creates its iterator.
         """
         if checkpoint == "auto":
-            found = (
-                find_latest_checkpoint(self.work_dir, logger=self.logger) if self.work_dir else None
-            )
+            found = choose_resume_checkpoint(self.work_dir, self.logger) if self.work_dir else None
             if found is None:
-                self.logger.info("auto-resume: no checkpoint in %s, starting fresh", self.work_dir)
                 return None
             checkpoint = found
         ckpt = self.load_checkpoint(
             checkpoint, map_location=map_location, strict=True, weights_only=weights_only
         )
         meta = ckpt.get("meta") or {}
+        self._adopt_run_id(ckpt, checkpoint)
         state = ckpt.get("mmpar_state")
         if state:
             position = {k: int(state[k]) for k in ("epoch", "iter", "inner_iter")}
@@ -182,6 +191,36 @@ class ResumeMixin:
             "resumed from %s at epoch %d, iter %d", checkpoint, self._epoch, self._iter
         )
         return ckpt
+
+    def _adopt_run_id(self, ckpt: dict, checkpoint: str) -> None:
+        """Continue the run of the resumed checkpoint: take its ``run_id`` if it has one."""
+        self._resumed_from = checkpoint
+        run_id = checkpoint_run_id(ckpt)
+        if run_id is None:
+            self.logger.info(
+                "%s records no run id (saved by mmcv 1.x or an older mmpar): continuing it as "
+                "run %s",
+                checkpoint,
+                self._run_id,
+            )
+        else:
+            self._run_id = run_id
+
+    def _record_run_start(self) -> None:
+        """Write ``work_dir/last_run.json`` on rank 0: this run is the one to auto-resume.
+
+        All ranks take rank 0's run id first. That collective also keeps rank 0 from writing
+        the record before every rank chose its checkpoint from the previous one.
+        """
+        self._run_id = broadcast_object(self._run_id)
+        if self.work_dir is None or self._rank != 0:
+            return
+        write_run_record(self.work_dir, self._run_id, self._world_size, self._resumed_from)
+        self.logger.info(
+            "run %s (%s)",
+            self._run_id,
+            f"resumed from {self._resumed_from}" if self._resumed_from else "fresh start",
+        )
 
     def _restore_hook_states(self, final: bool) -> None:
         """Load the resumed hook states into the hooks; ``final``: hand them out for good.

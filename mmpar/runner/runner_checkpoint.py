@@ -1,7 +1,8 @@
 """The runner's checkpoint files: mmcv 1.x's ``save_checkpoint`` and ``load_checkpoint``.
 
 Every file the runner writes also carries the exact-resume state
-(:meth:`mmpar.runner.resume.ResumeMixin.resume_state`) under ``mmpar_state``.
+(:meth:`mmpar.runner.resume.ResumeMixin.resume_state`) under ``mmpar_state`` and the run's
+identity as ``meta['run_id']`` (:mod:`mmpar.runner.run_identity`).
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ class CheckpointMixin(metaclass=ABCMeta):
 
     ``_load_optimizer_state`` puts a checkpoint's optimizer state(s) back (for resume).
 
-    Needs from the runner: ``model``, ``optimizer``, ``meta``, ``logger``, ``_next_position``
-    and ``resume_state()``.
+    Needs from the runner: ``model``, ``optimizer``, ``meta``, ``logger``, ``_next_position``,
+    ``_run_id`` and ``resume_state()``.
     """
 
     @abstractmethod
@@ -83,6 +84,7 @@ class CheckpointMixin(metaclass=ABCMeta):
             meta.update(self.meta)
         # mmcv 1.x meaning: epochs and iterations completed.
         meta.update(epoch=self._next_position["epoch"], iter=self._next_position["iter"])
+        meta["run_id"] = self._run_id  # an added key: mmcv reads such meta unchanged
         filepath = os.path.join(out_dir, filename)
         optimizer = self.optimizer if save_optimizer else None
         save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())

@@ -20,6 +20,7 @@ performance.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import signal
@@ -223,6 +224,14 @@ def test_torchrun_restart_auto_resumes_to_the_uninterrupted_result(tmp_path):
     final = torch.load(work_dir / f"iter_{TOTAL_ITERS}.pth", weights_only=True)
     assert final["meta"]["iter"] == TOTAL_ITERS
     _assert_checkpoints_intact(work_dir, [40, TOTAL_ITERS])
+    # The restarted workers continued the first attempt's run: same run id in the log lines
+    # of both starts, in every checkpoint and in last_run.json.
+    starts = re.findall(r"\brun ([0-9a-f]{32}) \((fresh start|resumed from \S+)\)", run.out)
+    assert starts[0][1] == "fresh start" and "iter_20.pth" in starts[1][1], starts
+    (run_id,) = {start[0] for start in starts}
+    for i in [40, TOTAL_ITERS]:
+        assert torch.load(work_dir / f"iter_{i}.pth", weights_only=True)["meta"]["run_id"] == run_id
+    assert json.loads((work_dir / "last_run.json").read_text())["run_id"] == run_id
 
     ref_dir = tmp_path / "reference"
     ref = _torchrun(ref_dir, timeout=FAULT_TIMEOUT)

@@ -17,6 +17,7 @@ while the tests, in order, wait for theirs and check what it recorded.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import signal
@@ -31,7 +32,8 @@ import pytest
 import torch
 
 from mmpar.models import build_classifier
-from mmpar.runner import find_latest_checkpoint, load_checkpoint
+from mmpar.runner import load_checkpoint
+from mmpar.runner.run_identity import RUN_RECORD, choose_resume_checkpoint
 from mmpar.utils import Config
 
 HERE = Path(__file__).resolve().parent
@@ -131,21 +133,26 @@ def _model() -> torch.nn.Module:
 def inspect_work_dir(work_dir: Path) -> SimpleNamespace:
     """What a crash left: checkpoint names, those that do not load, temporaries, latest.pth.
 
-    ``found`` is the checkpoint ``find_latest_checkpoint`` (auto-resume) picks.
+    ``found`` is the checkpoint auto-resume picks, ``run_ids`` the run of each checkpoint,
+    ``run`` the run ``last_run.json`` names.
     """
     names = sorted(os.listdir(work_dir))
     checkpoints = [n for n in names if n.endswith(".pth")]
-    model, unloadable = _model(), {}
+    model, unloadable, run_ids = _model(), {}, {}
     for name in checkpoints:
         try:
             ckpt = load_checkpoint(model, str(work_dir / name), strict=True)  # weights_only
             if not CHECKPOINT_KEYS <= set(ckpt):
                 unloadable[name] = f"keys {sorted(ckpt)}"
+            run_ids[name] = ckpt["meta"].get("run_id")
         except Exception as err:  # recorded; the test reports it
             unloadable[name] = repr(err)
     latest = work_dir / "latest.pth"
-    found = find_latest_checkpoint(str(work_dir))
+    found = choose_resume_checkpoint(str(work_dir))
+    record = work_dir / RUN_RECORD
     return SimpleNamespace(
+        run_ids=run_ids,
+        run=json.loads(record.read_text())["run_id"] if record.exists() else None,
         checkpoints=checkpoints,
         best=[n for n in checkpoints if n.startswith("best_")],
         unloadable=unloadable,
@@ -227,13 +234,21 @@ def assert_ran(result: SimpleNamespace) -> None:
     assert result.returncode == 0, result.stderr[-6000:]
 
 
-def assert_resumed(result: SimpleNamespace, work_dir: Path, found: str | None) -> None:
-    """The run finished, resuming from ``found`` (from scratch when None)."""
+def assert_resumed(result: SimpleNamespace, work_dir: Path, before: SimpleNamespace) -> None:
+    """The run finished, resuming from ``before.found`` (from scratch when None).
+
+    A resumed run continues the run of its checkpoint: every checkpoint in the work dir then
+    carries that run's id, and ``last_run.json`` names it. A fresh start is a new run.
+    """
     assert_ran(result)
-    if found is None:
+    after = inspect_work_dir(work_dir)
+    if before.found is None:
         assert "auto-resume: no checkpoint" in result.stderr
+        assert after.run != before.run
     else:
-        assert f"resumed from {work_dir / found}" in result.stderr
+        assert f"resumed from {work_dir / before.found}" in result.stderr
+        assert after.run == before.run_ids[before.found]
+    assert set(after.run_ids.values()) == {after.run}, after.run_ids
 
 
 def assert_failed_save(result: SimpleNamespace, path: Path, reason: str) -> None:
@@ -463,7 +478,7 @@ def test_sigkill_then_auto_resume_is_bit_exact(
     if "best" in expect:  # a best checkpoint is replaced only once its successor is on disk
         assert after.best == expect["best"]
 
-    assert_resumed(run.resumed, run.work_dir, after.found)
+    assert_resumed(run.resumed, run.work_dir, after)
     assert_same_training(references[runner].result(), run.work_dir)
 
 
@@ -506,7 +521,7 @@ def test_checkpoint_write_raises(request, kill_scenarios, failed, latest, best, 
 
     # ... and training resumes to the uninterrupted result (a failed best save included: the
     # resumed run evaluates epoch 2 again and writes the best checkpoint it could not write)
-    assert_resumed(run.resumed, run.work_dir, after.found)
+    assert_resumed(run.resumed, run.work_dir, after)
     assert_same_training(references["epoch"].result(), run.work_dir)
 
 
