@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -215,3 +216,12 @@ def test_every_config_builds_its_runner_without_a_false_type_error(path, tmp_pat
     runner, loaders = build_train_runner(build_classifier(cfg.model), [list(range(8))], cfg)
     assert len(loaders) == 1 and len(runner.hooks) >= 6
     check_argument_types(EvalHook, dict(cfg.evaluation))
+
+
+def test_config_doc_example_prints_what_its_comments_say(capsys):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text()
+    section = text[text.index("## Type checks of config values") :]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.S).group(1)
+    exec(compile(block, "docs/config.md", "exec"), {})
+    expected = [line.split("# ", 1)[1] for line in block.splitlines() if "print(" in line]
+    assert capsys.readouterr().out.splitlines() == expected
