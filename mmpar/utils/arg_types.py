@@ -71,7 +71,8 @@ def argument_annotations(obj: Any) -> dict[str, Any]:
 
     ``typing.get_type_hints`` of the class's ``__init__`` (or ``__new__``), or of the function;
     when that fails (a name imported only for type checkers), each annotation that resolves on
-    its own. ``return``, ``*args`` and ``**kwargs`` are left out. Cached per callable.
+    its own. ``return``, ``*args`` and ``**kwargs`` are left out; an argument whose default is
+    None also accepts None (``x: int = None``). Cached per callable.
 
     Args:
         obj: The class or function that a config builds or calls.
@@ -96,6 +97,9 @@ def argument_annotations(obj: Any) -> dict[str, Any]:
         params = {}
     variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     hints = {n: a for n, a in hints.items() if n in params and params[n].kind not in variadic}
+    for name, annotation in hints.items():
+        if params[name].default is None:  # ``x: int = None`` takes None
+            hints[name] = typing.Optional[annotation]
     try:
         _hints_cache[obj] = hints
     except TypeError:  # an unhashable callable: not cached

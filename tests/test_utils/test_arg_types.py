@@ -102,6 +102,10 @@ def _unresolvable(a: int, b: NotImported = None, c: float | None = None):  # noq
     return a, b, c
 
 
+def _none_default(a: int = None, b: str | None = None):  # noqa: RUF013
+    return a, b
+
+
 class _NewOnly:
     def __new__(cls, size: int):
         return super().__new__(cls)
@@ -112,6 +116,7 @@ def test_argument_annotations():
     # one unresolvable name does not hide the others
     assert argument_annotations(_unresolvable) == {"a": int, "c": Optional[float]}
     assert argument_annotations(_NewOnly) == {"size": int}
+    assert argument_annotations(_none_default) == {"a": Optional[int], "b": Optional[str]}
     assert argument_annotations(object) == {}
     assert argument_annotations(len) == {}
     assert argument_annotations(_Future) is argument_annotations(_Future)  # cached
