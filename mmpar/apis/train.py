@@ -14,7 +14,11 @@ from torch import nn
 
 from mmpar.parallel import MMDataParallel, MMDistributedDataParallel
 from mmpar.utils import get_logger
-from mmpar.utils.registry import ConfigArgumentError, config_error_context
+from mmpar.utils.registry import (
+    ConfigArgumentError,
+    check_argument_types,
+    config_error_context,
+)
 
 
 def _local_rank() -> int:
@@ -148,11 +152,17 @@ def _optimizer_hook_cfg(cfg: Any) -> dict | None:
     return hook_cfg
 
 
+# Loader arguments build_train_dataloaders takes from cfg.data (their config key there).
+_DATA_LOADER_KEYS = ("samples_per_gpu", "workers_per_gpu")
+
+
 def build_train_dataloaders(datasets: Sequence, cfg: Any, distributed: bool) -> list:
     """Build one training loader per dataset from ``cfg.data`` (mmcls 0.x keys).
 
     ``samples_per_gpu``/``workers_per_gpu`` come from ``cfg.data``; ``cfg.data.train_dataloader``
-    (a dict) overrides any loader argument.
+    (a dict) overrides any loader argument. Their types are checked against
+    ``build_dataloader``'s annotations first (``ConfigArgumentTypeError`` naming
+    ``samples_per_gpu`` or ``train_dataloader.<argument>``).
     """
     from mmpar.datasets import build_dataloader
 
@@ -166,7 +176,11 @@ def build_train_dataloaders(datasets: Sequence, cfg: Any, distributed: bool) -> 
         dist=distributed,
         seed=cfg.get("seed"),
     )
-    loader_cfg.update(cfg.data.get("train_dataloader", {}))
+    train_loader_cfg = cfg.data.get("train_dataloader", {})
+    check_argument_types(build_dataloader, {k: loader_cfg[k] for k in _DATA_LOADER_KEYS})
+    with config_error_context("train_dataloader"):
+        check_argument_types(build_dataloader, train_loader_cfg)
+    loader_cfg.update(train_loader_cfg)
     return [build_dataloader(ds, **loader_cfg) for ds in datasets]
 
 
@@ -189,6 +203,7 @@ def _register_eval_hook(runner: Any, cfg: Any, distributed: bool, runner_type: s
     # The hooks' default test_fn is the engine's loop without a progress bar, which would
     # interleave with the training log.
     hook_cls = DistEvalHook if distributed else EvalHook
+    check_argument_types(hook_cls, eval_cfg)
     hook = hook_cls(val_loader, **eval_cfg)
     runner.register_hook(hook, priority="LOW")
 

@@ -12,6 +12,7 @@ import copy
 import difflib
 from typing import Any, Union
 
+from mmpar.utils.config_args import config_item_context
 from mmpar.utils.registry import config_error_context
 
 from .hooks import HOOKS, Hook
@@ -165,24 +166,25 @@ class HookRegistrationMixin:
                 'log_config needs "interval" and "hooks", e.g. '
                 f"dict(interval=50, hooks=[dict(type='TextLoggerHook')]); got {sorted(log_config)}"
             )
-        for info in log_config["hooks"]:
+        for i, info in enumerate(log_config["hooks"]):
             if isinstance(info, Hook):
                 self.register_hook(info, priority="VERY_LOW")
                 continue
-            hook = HOOKS.build(
-                copy.deepcopy(info), default_args={"interval": log_config["interval"]}
-            )
+            with config_item_context(f"hooks[{i}]"):
+                hook = HOOKS.build(
+                    copy.deepcopy(info), default_args={"interval": log_config["interval"]}
+                )
             self.register_hook(hook, priority="VERY_LOW")
 
     def register_custom_hooks(self, custom_config: Union[list, dict, Hook, None]) -> None:
         """Register user hooks: dicts (with optional ``priority``) or Hook instances (NORMAL)."""
         if custom_config is None:
             return
-        if not isinstance(custom_config, list):
-            custom_config = [custom_config]
-        for item in custom_config:
+        items = custom_config if isinstance(custom_config, list) else [custom_config]
+        for i, item in enumerate(items):
             if isinstance(item, dict):
-                self.register_hook_from_cfg(item)
+                with config_item_context(f"[{i}]" if items is custom_config else ""):
+                    self.register_hook_from_cfg(item)
             else:
                 self.register_hook(item, priority="NORMAL")
 

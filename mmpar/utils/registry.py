@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import inspect
 import re
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Callable, Union
 
-
-class ConfigArgumentError(TypeError):
-    """A config dict passes an argument its ``type`` does not accept, or misses a required one.
-
-    The message names the registry, the type and the argument (with close matches).
-    """
+# The argument errors and checks live in config_args; imported from here since mmcv 1.x.
+from .config_args import (  # noqa: F401
+    ConfigArgumentError,
+    ConfigArgumentTypeError,
+    _error_text,
+    check_argument_names,
+    check_argument_types,
+    config_error_context,
+    unexpected_argument_error,
+)
 
 
 class ScopeConflictError(KeyError, AssertionError):
@@ -30,90 +33,6 @@ class ScopeConflictError(KeyError, AssertionError):
 
 class NotARegistryError(TypeError, AssertionError):
     """A registry's ``parent`` is not a :class:`Registry` (``TypeError``; mmcv asserted)."""
-
-
-def _error_text(err: BaseException) -> str:
-    """``str(err)`` without the quotes ``KeyError`` adds around its message."""
-    if isinstance(err, KeyError) and len(err.args) == 1:
-        return str(err.args[0])
-    return str(err)
-
-
-def unexpected_argument_error(
-    where: str, key: str, valid: Sequence[str], valid_text: str | None = None
-) -> ConfigArgumentError:
-    """The error for an argument ``key`` that ``where`` does not accept, with close matches.
-
-    Args:
-        where: What rejects the argument, e.g. ``'SGD (registry "optimizer")'``.
-        key: The argument.
-        valid: The arguments ``where`` accepts; the closest ones to ``key`` are suggested.
-        valid_text: How to list the valid arguments (default: ``valid``, comma-separated).
-
-    Returns:
-        ``ConfigArgumentError('<where>: unexpected keyword argument "<key>". Did you mean:
-        ...? Valid arguments: ...')`` (without the hint when nothing is close).
-    """
-    close = difflib.get_close_matches(str(key), list(valid), n=3, cutoff=0.6)
-    hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    listed = ", ".join(valid) if valid_text is None else valid_text
-    return ConfigArgumentError(
-        f'{where}: unexpected keyword argument "{key}".{hint} Valid arguments: {listed}'
-    )
-
-
-def _check_arguments(obj_cls: Any, args: dict, registry: Registry) -> None:
-    """Raise :class:`ConfigArgumentError` if ``obj_cls(**args)`` cannot bind its arguments.
-
-    Objects whose signature cannot be read, or that take ``**kwargs``, are not checked here.
-    """
-    try:
-        params = inspect.signature(obj_cls).parameters
-    except (TypeError, ValueError):
-        return
-    kinds = inspect.Parameter
-    if any(p.kind == kinds.VAR_KEYWORD for p in params.values()):
-        return
-    named = [
-        n for n, p in params.items() if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
-    ]
-    name = getattr(obj_cls, "__name__", repr(obj_cls))
-    where = f'{name} (registry "{registry.name}")'
-    for key in args:
-        if key not in named:
-            raise unexpected_argument_error(where, key, named)
-    required = [
-        n
-        for n, p in params.items()
-        if p.default is p.empty and p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
-    ]
-    missing = [n for n in required if n not in args]
-    if missing:
-        raise ConfigArgumentError(
-            f"{where}: missing required argument(s) {', '.join(repr(m) for m in missing)}"
-        )
-
-
-@contextlib.contextmanager
-def config_error_context(key: str) -> Iterator[None]:
-    """Prefix configuration errors raised inside the block with ``'<key>: '``.
-
-    Used where an object is built from one config key (``lr_config``, ``optimizer``, ...) so
-    that the message names the key to fix. ``KeyError``, ``ValueError``,
-    ``FileNotFoundError`` and :class:`ConfigArgumentError` are re-raised with the same type
-    (chained); other exceptions pass through unchanged.
-
-    Args:
-        key: The config key, e.g. ``'log_config'``.
-    """
-    try:
-        yield
-    except (KeyError, ValueError, FileNotFoundError, ConfigArgumentError) as err:
-        try:
-            wrapped = type(err)(f"{key}: {_error_text(err)}")
-        except Exception:
-            raise err from None  # its constructor takes other arguments: keep it as it is
-        raise wrapped from err
 
 
 _UNEXPECTED_KWARG = re.compile(r"got an unexpected keyword argument '([^']+)'")
@@ -135,6 +54,8 @@ def build_from_cfg(cfg: dict, registry: Registry, default_args: dict | None = No
         TypeError: ``cfg`` is not a dict or ``type`` has the wrong kind.
         ConfigArgumentError: An argument the type does not accept, or a missing required one
             (a ``TypeError``; names the registry, the type and the argument).
+        ConfigArgumentTypeError: A value the annotation of its argument refuses (a
+            ``ConfigArgumentError``; names the argument, the expected type and the value).
         KeyError: ``type`` is missing or not registered (with close matches).
         Exception: Re-raised from the constructor, with the registry and type named.
     """
@@ -164,11 +85,12 @@ def build_from_cfg(cfg: dict, registry: Registry, default_args: dict | None = No
         obj_cls = obj_type
     else:
         raise TypeError(f"type must be a str, class or callable, but got {type(obj_type).__name__}")
-    _check_arguments(obj_cls, args, registry)
+    name = getattr(obj_cls, "__name__", repr(obj_cls))
+    check_argument_names(obj_cls, args, f'{name} (registry "{registry.name}")')
+    check_argument_types(obj_cls, args, [k for k in default_args or () if k not in cfg])
     try:
         return obj_cls(**args)
     except Exception as err:
-        name = getattr(obj_cls, "__name__", repr(obj_cls))
         err_type: type = type(err)
         bad = _UNEXPECTED_KWARG.search(str(err)) if err_type is TypeError else None
         if bad and bad.group(1) in args:

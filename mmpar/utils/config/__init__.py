@@ -14,6 +14,7 @@ from ..plugins import import_modules_from_strings
 from .config_dict import ConfigDict
 from .core import RESERVED_KEYS, Config, PathLike
 from .errors import (
+    ConfigEncodingError,
     ConfigError,
     ConfigKeyError,
     ConfigOptionError,
@@ -30,6 +31,7 @@ from .options import DictAction, add_args
 for _obj in (
     Config,
     ConfigDict,
+    ConfigEncodingError,
     ConfigError,
     ConfigKeyError,
     ConfigOSError,
@@ -52,6 +54,7 @@ __all__ = [
     "SUPPORTED_FORMATS",
     "Config",
     "ConfigDict",
+    "ConfigEncodingError",
     "ConfigError",
     "ConfigKeyError",
     "ConfigOSError",

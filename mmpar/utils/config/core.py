@@ -24,6 +24,7 @@ from .loading import (
     _load_file,
     _load_text,
     merge_dicts,
+    read_config_text,
 )
 from .options import _apply_options, add_args
 from .writer import _dump_text, _python_source
@@ -69,8 +70,7 @@ class Config:
         filename = os.fspath(filename) if filename is not None else None
         if cfg_text is None:
             if filename is not None and osp.isfile(filename):
-                with open(filename, encoding="utf-8") as f:
-                    cfg_text = f.read()
+                cfg_text = read_config_text(filename)
             else:
                 cfg_text = ""
         object.__setattr__(self, "_cfg_dict", ConfigDict(cfg_dict))

@@ -11,6 +11,7 @@ the built-in exception mmcv 1.x raises for the same mistake, so ``except KeyErro
   file).
 - :class:`ConfigOSError` (``OSError``): unsupported file extension.
 - :class:`ConfigSyntaxError` (``SyntaxError``): invalid Python/JSON/YAML.
+- :class:`ConfigEncodingError` (``UnicodeDecodeError``): a config file that is not UTF-8.
 - :class:`ConfigOptionError` and its ``Key``/``Type`` variants: a bad ``merge_from_dict`` key.
 """
 
@@ -39,6 +40,30 @@ class ConfigOSError(ConfigError, OSError):
 
 class ConfigSyntaxError(SyntaxError, ConfigError):
     """A config file is not valid Python/JSON/YAML; ``filename`` and ``lineno`` are set."""
+
+
+class ConfigEncodingError(ConfigError, UnicodeDecodeError):
+    """A config file is not valid UTF-8 (a ``UnicodeDecodeError``, as reading it in mmcv raised).
+
+    The message names the file, the byte offset and line of the first invalid byte.
+
+    Args:
+        path: The config file.
+        err: The decoding error (its ``object``, ``start``, ``end``, ``reason`` are kept).
+    """
+
+    def __init__(self, path: str, err: UnicodeDecodeError) -> None:
+        UnicodeDecodeError.__init__(self, err.encoding, err.object, err.start, err.end, err.reason)
+        line = err.object.count(b"\n", 0, err.start) + 1
+        byte = err.object[err.start : err.start + 1]
+        self.message = (
+            f"{path}: not valid UTF-8 at byte {err.start} (line {line}, byte 0x{byte.hex()}: "
+            f"{err.reason}); config files must be UTF-8 encoded: re-save it as UTF-8 (e.g. "
+            f"iconv -f <its encoding> -t utf-8)"
+        )
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class ConfigOptionError(ConfigError):

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..plugins import import_modules_from_strings
 from .errors import (
+    ConfigEncodingError,
     ConfigError,
     ConfigKeyError,
     ConfigOSError,
@@ -268,14 +269,27 @@ def merge_dicts(a: dict, b: dict, allow_list_keys: bool = False, _path: str = ""
     return result
 
 
+def read_config_text(path: str) -> str:
+    """The text of config file ``path``, decoded as UTF-8.
+
+    Raises:
+        ConfigEncodingError: The file is not valid UTF-8 (names the file and the byte).
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigEncodingError(path, err) from None
+
+
 def _load_file(path: str, use_predefined_variables: bool, chain: tuple[str, ...]) -> tuple:
     """Load ``path`` and its ``_base_`` files; return ``(plain dict, text)``."""
     ext = _check_format(path)
     if path in chain:
         loop = " -> ".join(list(chain[chain.index(path) :]) + [path])
         raise ConfigError(f"_base_ loop: {loop}; a config cannot include itself")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = read_config_text(path)
     body = _substitute_predefined_vars(text, path) if use_predefined_variables else text
     return _load_text(body, ext, path, osp.dirname(path), use_predefined_variables, chain, text)
 
