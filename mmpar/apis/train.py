@@ -226,12 +226,8 @@ def _register_preemption_hook(runner: Any, preemption: Any) -> None:
                 "expected a dict such as dict(signals=['SIGTERM', 'SIGUSR1'], requeue=False), "
                 f"or None to turn preemption handling off; got {preemption!r}"
             )
-        try:
-            hook = HOOKS.build({**preemption, "type": "PreemptionHook"})
-        except TypeError as err:  # e.g. requeue='yes': one error line, not a traceback
-            if isinstance(err, ConfigArgumentError):
-                raise
-            raise ConfigArgumentError(str(err)) from err
+        # build_from_cfg checks the arguments' types (requeue='yes': preemption.requeue ...).
+        hook = HOOKS.build({**preemption, "type": "PreemptionHook"})
         runner.register_hook(hook, priority="LOWEST")
 
 
