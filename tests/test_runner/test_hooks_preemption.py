@@ -185,7 +185,9 @@ def test_config_key_errors_name_it(make_runner):
     runner = make_runner(max_epochs=1)
     with pytest.raises(ConfigArgumentError, match="^preemption: expected a dict"):
         _register_preemption_hook(runner, "on")
-    with pytest.raises(ConfigArgumentError, match="^preemption.requeue must be bool for PreemptionHook"):
+    with pytest.raises(
+        ConfigArgumentError, match="^preemption.requeue must be bool for PreemptionHook"
+    ):
         _register_preemption_hook(runner, {"requeue": "yes"})
     with pytest.raises(ValueError, match="^preemption: .*unknown signal"):
         _register_preemption_hook(runner, {"signals": ["SIGTERN"]})
