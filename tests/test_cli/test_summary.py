@@ -1,0 +1,113 @@
+"""The run summary: status, progress, best metric, last checkpoint, wall time from the runner."""
+
+import logging
+import os
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+import mmpar.runner as R
+from mmpar.cli import format_summary, report_summary, run_status
+
+
+class Line(Dataset):
+    """y = 3x; ``evaluate`` reports the mean squared error of the predictions."""
+
+    def __init__(self, n=8):
+        self.x = torch.linspace(-1, 1, n).unsqueeze(1)
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return {"x": self.x[i], "y": 3 * self.x[i]}
+
+    def evaluate(self, results, logger=None):
+        return {"mse_loss": float(((torch.tensor(results) - 3 * self.x.flatten()) ** 2).mean())}
+
+
+class Fit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1, 1)
+
+    def forward(self, x, y=None, return_loss=True):
+        if return_loss:
+            return ((self.fc(x) - y) ** 2).mean()
+        return [float(v) for v in self.fc(x).flatten()]
+
+    def train_step(self, data, optimizer):
+        loss = self(**data)
+        return dict(loss=loss, log_vars={"loss": float(loss.detach())}, num_samples=len(data["x"]))
+
+
+def _run(work_dir, lr, max_epochs=4, early_stopping=False):
+    torch.manual_seed(0)
+    model = Fit()
+    runner = R.EpochBasedRunner(
+        model,
+        optimizer=torch.optim.SGD(model.parameters(), lr=lr),
+        work_dir=str(work_dir),
+        logger=logging.getLogger("test_cli.summary"),
+        meta={},
+        max_epochs=max_epochs,
+    )
+    runner.register_hook(R.OptimizerHook(), priority="ABOVE_NORMAL")
+    runner.register_hook(R.CheckpointHook(interval=1))
+    runner.register_hook(R.EvalHook(DataLoader(Line(), batch_size=4), save_best="auto"), "LOW")
+    if early_stopping:
+        runner.register_hook(R.EarlyStoppingHook("mse_loss", patience=1), priority="VERY_LOW")
+    runner.run([DataLoader(Line(), batch_size=4)], [("train", 1)])
+    return runner
+
+
+def test_finished_run(tmp_path, capsys):
+    runner = _run(tmp_path, lr=0.1)
+    assert run_status(runner) == "finished"
+    text = report_summary(runner, run_status(runner), 75.4)
+    assert capsys.readouterr().out == text + "\n"
+    best = runner.meta["hook_msgs"]["best_ckpt"]
+    assert os.path.isfile(best)
+    assert text.splitlines() == [
+        f"Run summary (work_dir: {tmp_path})",
+        "  status:          finished",
+        "  trained:         epoch 4 of 4, iteration 8 of 8",
+        f"  best:            mse_loss = {runner.meta['hook_msgs']['best_score']:.4f} ({best})",
+        f"  last checkpoint: {tmp_path / 'epoch_4.pth'}",
+        "  wall time:       0:01:15",
+    ]
+
+
+def test_stopped_early_run(tmp_path):
+    runner = _run(tmp_path, lr=0.0, max_epochs=10, early_stopping=True)  # nothing improves
+    assert runner.should_stop and runner.epoch == 2
+    assert run_status(runner) == "stopped early"
+    text = format_summary(runner, run_status(runner), 3)
+    assert "status:          stopped early" in text
+    assert "trained:         epoch 2 of 10, iteration 4 of 20" in text
+    assert f"best:            mse_loss = {runner.meta['hook_msgs']['best_score']:.4f}" in text
+    assert "best_mse_loss_epoch_1.pth" in text
+    assert f"last checkpoint: {tmp_path / 'epoch_2.pth'}" in text
+
+
+def test_latest_link_wins_when_newer_and_nothing_saved_says_so(tmp_path):
+    runner = _run(tmp_path, lr=0.1, max_epochs=1)
+    # A checkpoint saved outside CheckpointHook (e.g. on preemption) moves latest.pth only.
+    runner.save_checkpoint(str(tmp_path), filename_tmpl="mid_epoch.pth")
+    os.utime(tmp_path / "epoch_1.pth", ns=(0, 0))
+    assert f"last checkpoint: {tmp_path / 'mid_epoch.pth'}" in format_summary(runner, "preempted", 1)
+    runner.meta = {}
+    for name in os.listdir(tmp_path):
+        os.remove(tmp_path / name)
+    text = format_summary(runner, "failed: CheckpointSaveError", 0)
+    assert "last checkpoint: none written" in text and "best:" not in text
+
+
+@pytest.mark.parametrize("rank", [1])
+def test_other_ranks_print_nothing(tmp_path, capsys, rank):
+    runner = _run(tmp_path, lr=0.1, max_epochs=1)
+    runner._rank = rank
+    assert report_summary(runner, "finished", 1) is None
+    assert capsys.readouterr().out == ""
