@@ -3,7 +3,6 @@
 import logging
 import os
 
-import pytest
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
@@ -97,7 +96,8 @@ def test_latest_link_wins_when_newer_and_nothing_saved_says_so(tmp_path):
     # A checkpoint saved outside CheckpointHook (e.g. on preemption) moves latest.pth only.
     runner.save_checkpoint(str(tmp_path), filename_tmpl="mid_epoch.pth")
     os.utime(tmp_path / "epoch_1.pth", ns=(0, 0))
-    assert f"last checkpoint: {tmp_path / 'mid_epoch.pth'}" in format_summary(runner, "preempted", 1)
+    text = format_summary(runner, "preempted", 1)
+    assert f"last checkpoint: {tmp_path / 'mid_epoch.pth'}" in text
     runner.meta = {}
     for name in os.listdir(tmp_path):
         os.remove(tmp_path / name)
@@ -105,9 +105,8 @@ def test_latest_link_wins_when_newer_and_nothing_saved_says_so(tmp_path):
     assert "last checkpoint: none written" in text and "best:" not in text
 
 
-@pytest.mark.parametrize("rank", [1])
-def test_other_ranks_print_nothing(tmp_path, capsys, rank):
+def test_other_ranks_print_nothing(tmp_path, capsys):
     runner = _run(tmp_path, lr=0.1, max_epochs=1)
-    runner._rank = rank
+    runner._rank = 1
     assert report_summary(runner, "finished", 1) is None
     assert capsys.readouterr().out == ""
