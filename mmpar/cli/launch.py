@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-from mmpar.runner.dist_utils import init_dist
+from mmpar.runner.dist_utils import destroy_dist, init_dist
 
 from .errors import UsageError
 
@@ -40,7 +40,9 @@ def on_rank_zero(func: Callable[[], T]) -> T:
     Without a process group this is ``func()``. Under torchrun the other ranks wait for rank 0
     and then return the same (picklable) result, or raise the same exception, so that a check
     made once on rank 0 (e.g. the work-dir lock) ends every rank the same way instead of
-    leaving the others waiting in the next collective.
+    leaving the others waiting in the next collective. Before raising, the ranks leave the
+    process group together (:func:`~mmpar.runner.dist_utils.destroy_dist`: all of them are
+    alive and agree): a rank that exits with the group open can abort in gloo's teardown.
     """
     from mmpar.utils.dist import broadcast_object, get_dist_info
 
@@ -55,5 +57,6 @@ def on_rank_zero(func: Callable[[], T]) -> T:
             outcome = (None, err)
     result, error = broadcast_object(outcome)
     if error is not None:
+        destroy_dist()
         raise error  # on rank 0 the original exception (broadcast leaves the source's object)
     return result
