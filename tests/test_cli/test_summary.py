@@ -5,41 +5,37 @@ import os
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
 import mmpar.runner as R
 from mmpar.cli import format_summary, report_summary, run_status
 
+X = torch.linspace(-1, 1, 8).unsqueeze(1)
 
-class Line(Dataset):
-    """y = 3x; ``evaluate`` reports the mean squared error of the predictions."""
 
-    def __init__(self, n=8):
-        self.x = torch.linspace(-1, 1, n).unsqueeze(1)
+class Line(list):
+    """Samples of y = 3x; ``evaluate`` scores predictions by their mean squared error."""
 
-    def __len__(self):
-        return len(self.x)
-
-    def __getitem__(self, i):
-        return {"x": self.x[i], "y": 3 * self.x[i]}
+    def __init__(self):
+        super().__init__({"x": x, "y": 3 * x} for x in X)
 
     def evaluate(self, results, logger=None):
-        return {"mse_loss": float(((torch.tensor(results) - 3 * self.x.flatten()) ** 2).mean())}
+        return {"mse_loss": float(((torch.tensor(results) - 3 * X.flatten()) ** 2).mean())}
 
 
-class Fit(nn.Module):
+class Fit(nn.Linear):
+    """``nn.Linear(1, 1)`` with the model API: a loss in training, predictions otherwise."""
+
     def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(1, 1)
+        super().__init__(1, 1)
 
     def forward(self, x, y=None, return_loss=True):
-        if return_loss:
-            return ((self.fc(x) - y) ** 2).mean()
-        return [float(v) for v in self.fc(x).flatten()]
+        out = super().forward(x)
+        return ((out - y) ** 2).mean() if return_loss else out.flatten().tolist()
 
     def train_step(self, data, optimizer):
         loss = self(**data)
-        return dict(loss=loss, log_vars={"loss": float(loss.detach())}, num_samples=len(data["x"]))
+        return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(data["x"])}
 
 
 def _run(work_dir, lr, max_epochs=4, early_stopping=False):
