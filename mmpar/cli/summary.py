@@ -1,13 +1,13 @@
 """The few lines ``tools/train.py`` prints when a run ends: how far it got and what it left.
 
-Example (a finished run)::
+Example (``python tools/train.py configs/digits_lenet.py``)::
 
-    Run summary (work_dir: work)
+    Run summary (work_dir: /work/mmpar/work_dirs/digits_lenet)
       status:          finished
-      trained:         epoch 4 of 4, iteration 180 of 180
-      best:            accuracy_top-1 = 87.6000 (work/best_accuracy_top-1_epoch_4.pth)
-      last checkpoint: work/epoch_4.pth
-      wall time:       0:00:21
+      trained:         epoch 30 of 30, iteration 1350 of 1350
+      best:            accuracy_top-1 = 98.3287 (best_accuracy_top-1_epoch_22.pth)
+      last checkpoint: epoch_30.pth
+      wall time:       0:00:19
 """
 
 from __future__ import annotations
@@ -63,6 +63,12 @@ def last_checkpoint(runner: Any) -> str | None:
     return osp.normpath(newest)
 
 
+def _short(runner: Any, path: str) -> str:
+    """``path`` relative to the work dir when it lies inside it (the header names the dir)."""
+    rel = osp.relpath(osp.abspath(path), osp.abspath(runner.work_dir))
+    return path if rel.startswith(os.pardir) else rel
+
+
 def format_summary(runner: Any, status: str, wall_time: float) -> str:
     """The summary block of a run (no trailing newline).
 
@@ -75,6 +81,7 @@ def format_summary(runner: Any, status: str, wall_time: float) -> str:
     Returns:
         Lines ``status``, ``trained`` (epochs of an epoch-based run, and iterations),
         ``best`` (only with ``evaluation.save_best``), ``last checkpoint`` and ``wall time``.
+        Checkpoints inside the work dir are named relative to it.
     """
     if runner.max_epochs is not None:
         trained = f"epoch {runner.epoch} of {runner.max_epochs}, "
@@ -87,9 +94,10 @@ def format_summary(runner: Any, status: str, wall_time: float) -> str:
         metric = _best_metric_name(runner, msgs.get("best_ckpt")) or "best score"
         best = f"{metric} = {msgs['best_score']:.4f}"
         if msgs.get("best_ckpt"):
-            best += f" ({msgs['best_ckpt']})"
+            best += f" ({_short(runner, msgs['best_ckpt'])})"
         lines.append(f"best:            {best}")
-    lines.append(f"last checkpoint: {last_checkpoint(runner) or 'none written'}")
+    last = last_checkpoint(runner)
+    lines.append(f"last checkpoint: {_short(runner, last) if last else 'none written'}")
     lines.append(f"wall time:       {datetime.timedelta(seconds=round(wall_time))}")
     return "\n".join([f"Run summary (work_dir: {runner.work_dir})", *("  " + x for x in lines)])
 
