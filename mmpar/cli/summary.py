@@ -87,7 +87,9 @@ def format_summary(runner: Any, status: str, wall_time: float) -> str:
         trained = f"epoch {runner.epoch} of {runner.max_epochs}, "
     else:
         trained = ""
-    trained += f"iteration {runner.iter} of {runner.max_iters}"
+    trained += f"iteration {runner.iter}"
+    if runner.max_iters is not None:  # an epoch-based run knows it once its loader is known
+        trained += f" of {runner.max_iters}"
     lines = [f"status:          {status}", f"trained:         {trained}"]
     msgs = (runner.meta or {}).get("hook_msgs") or {}
     if msgs.get("best_score") is not None:
