@@ -66,23 +66,18 @@ def _describe(holder: dict | None) -> str:
     )
 
 
-def _makedirs(path: str) -> list[str]:
-    """Create ``path`` and missing parents; return the created ones, deepest last."""
+def _makedirs(path: str, created: list[str]) -> None:
+    """Create ``path`` and missing parents, appending each one created to ``created``."""
     missing = []
-    while not osp.isdir(path):
+    while not osp.isdir(path) and osp.dirname(path) != path:
         missing.append(path)
-        parent = osp.dirname(path)
-        if parent == path:
-            break
-        path = parent
-    created = []
+        path = osp.dirname(path)
     for folder in reversed(missing):
         try:
             os.mkdir(folder)
         except FileExistsError:
             continue
         created.append(folder)
-    return created
 
 
 class WorkDirLock:
@@ -130,10 +125,11 @@ class WorkDirLock:
         if self._fd is not None:
             raise RuntimeError(f"{self.path} is already held by this WorkDirLock")
         try:
-            self._created_dirs = _makedirs(self.work_dir)
+            _makedirs(self.work_dir, self._created_dirs)
             while not self._try_lock():  # the file was replaced meanwhile: lock the new one
                 pass
         except OSError as err:
+            self._remove_created()
             raise UsageError(f'cannot lock work_dir "{self.work_dir}": {err}') from err
         if self._fd is not None:
             self._write_identity()

@@ -128,10 +128,21 @@ def test_filesystem_without_flock_warns_once_and_runs_unlocked(tmp_path, monkeyp
         WorkDirLock(str(tmp_path / "w")).acquire()  # the second time: no warning
 
 
-def test_a_folder_that_cannot_be_created_is_a_usage_error(tmp_path):
+def test_a_folder_or_file_that_cannot_be_created_is_a_usage_error(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("")
     with pytest.raises(UsageError, match="cannot lock work_dir"):
         WorkDirLock(str(tmp_path / "file" / "work")).acquire()
+    real_open = os.open
+
+    def refuse_lock_file(path, *args, **kwargs):
+        if str(path).endswith(LOCK_FILE_NAME):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse_lock_file)
+    with pytest.raises(UsageError, match="Permission denied"):
+        WorkDirLock(str(tmp_path / "new" / "work")).acquire()
+    assert not (tmp_path / "new").exists()  # the folders made on the way are removed again
 
 
 @pytest.mark.slow
