@@ -30,12 +30,18 @@ import torch
 
 import mmpar
 from mmpar.cli import (
+    ENVIRONMENT_ERRORS,
     DeferredLogFile,
     UsageError,
+    WorkDirLock,
     add_trust_checkpoint_argument,
     check_work_dir,
-    environment_errors,
+    fail,
     init_launcher,
+    new_log_name,
+    on_rank_zero,
+    report_summary,
+    run_status,
     user_errors,
 )
 from mmpar.runner.hooks.preemption import TrainingPreempted
@@ -224,31 +230,35 @@ def setup(args: argparse.Namespace):
 
 
 def open_work_dir(cfg: Config, config_path: str, timestamp: str, log: DeferredLogFile) -> None:
-    """Create the work dir, dump the config into it and start the log file (rank 0 writes)."""
+    """Create the work dir, dump the config into it and start the log file (rank 0 writes).
+
+    The log file ``<timestamp>.log`` must not exist yet (see :func:`mmpar.cli.new_log_name`).
+    """
     from mmpar.runner.dist_utils import get_dist_info
 
     os.makedirs(osp.abspath(cfg.work_dir), exist_ok=True)
     if get_dist_info()[0] == 0:
         cfg.dump(osp.join(cfg.work_dir, osp.basename(config_path)))
-    log.open(osp.join(cfg.work_dir, f"{timestamp}.log"), cfg.get("log_level", "INFO"))
+    log.open(osp.join(cfg.work_dir, f"{timestamp}.log"), cfg.get("log_level", "INFO"), "x")
 
 
-def main(argv=None) -> int:
-    """Run the command; return the exit code.
+def lock_and_build(args: argparse.Namespace, setup_result: tuple, log: DeferredLogFile):
+    """Take the work dir's lock (rank 0), then build the runner, resume and open the log.
 
-    Bad input found while setting the run up (config, data, checkpoint, launcher, work dir)
-    exits with code 2 and one ``error:`` line, before anything is written into the work dir.
-    A checkpoint that cannot be written while training (disk full, file-size limit) exits
-    with code 1 and one ``error:`` line; the previous checkpoints are left as they were.
-    A preempted run (SIGTERM/SIGUSR1) saves a checkpoint and exits with code 75.
+    Returns:
+        ``(lock, runner, data_loaders)``; the caller releases the lock when the run ends.
+
+    Raises:
+        WorkDirLockedError: Another run holds the work dir (on every rank under torchrun).
     """
     from mmpar.apis import build_train_runner
 
-    args = parse_args(argv)
-    # The log file is written only once the set-up succeeded.
-    with DeferredLogFile("mmpar") as log, user_errors():
-        cfg, model, datasets, distributed, meta = setup(args)
-        timestamp = time.strftime("%Y%m%d_%H%M%S", time.localtime())
+    cfg, model, datasets, distributed, meta = setup_result
+    lock = WorkDirLock(cfg.work_dir)
+    on_rank_zero(lock.acquire)
+    try:
+        # Unique per run (rank 0 draws it): names both <timestamp>.log and .log.json.
+        timestamp = on_rank_zero(lambda: new_log_name(cfg.work_dir))
         runner, data_loaders = build_train_runner(
             model,
             datasets,
@@ -260,12 +270,45 @@ def main(argv=None) -> int:
             weights_only=not args.trust_checkpoint,
         )
         open_work_dir(cfg, args.config, timestamp, log)
-    code = 0
+    except BaseException:
+        lock.release(discard=True)  # a failed set-up leaves the work dir as it found it
+        raise
+    return lock, runner, data_loaders
+
+
+def main(argv=None) -> int:
+    """Run the command; return the exit code.
+
+    Bad input found while setting the run up (config, data, checkpoint, launcher, work dir)
+    exits with code 2 and one ``error:`` line, before anything is written into the work dir.
+    So does a work dir that another run holds (its lock, see :mod:`mmpar.cli.workdir_lock`).
+    A checkpoint that cannot be written while training (disk full, file-size limit) exits
+    with code 1 and one ``error:`` line after the run summary; the previous checkpoints are
+    left as they were. A preempted run (SIGTERM/SIGUSR1) saves a checkpoint and exits with
+    code 75. A run that finishes, stops early or is preempted prints the summary (rank 0).
+    """
+    started = time.monotonic()
+    args = parse_args(argv)
+    # The log file is written only once the set-up succeeded.
+    with DeferredLogFile("mmpar") as log, user_errors():
+        setup_result = setup(args)
+        lock, runner, data_loaders = lock_and_build(args, setup_result, log)
+    cfg, distributed = setup_result[0], setup_result[3]
+
+    status, error, code = None, None, 0  # how the run ended, for the summary
     try:
-        with environment_errors():
-            runner.run(data_loaders, cfg.workflow)
+        runner.run(data_loaders, cfg.workflow)
+        status = run_status(runner)
     except TrainingPreempted as preempted:  # saved and logged; every rank exits with 75
-        code = preempted.code
+        status, code = "preempted", preempted.code
+    except ENVIRONMENT_ERRORS as err:  # e.g. CheckpointSaveError: disk full
+        status, error = f"failed: {type(err).__name__}", err
+    finally:
+        if status is not None:
+            report_summary(runner, status, time.monotonic() - started)
+        lock.release()
+    if error is not None:
+        raise SystemExit(fail(error, 1))
     if distributed:
         from mmpar.runner.dist_utils import destroy_dist
 

@@ -3,8 +3,11 @@
 - :mod:`~mmpar.cli.errors`: one ``error:`` line and an exit code instead of a traceback
   (:func:`user_errors`: exit code 2, :func:`environment_errors`: exit code 1).
 - :mod:`~mmpar.cli.args`: the ``--trust-checkpoint`` flag, checks of ``--work-dir``/``--out``.
-- :mod:`~mmpar.cli.launch`: ``--launcher`` (:func:`init_launcher`).
-- :mod:`~mmpar.cli.logfile`: a log file written only once the set-up succeeded.
+- :mod:`~mmpar.cli.launch`: ``--launcher`` (:func:`init_launcher`), :func:`on_rank_zero`.
+- :mod:`~mmpar.cli.logfile`: a log file written only once the set-up succeeded, under a name
+  no other run takes (:func:`new_log_name`).
+- :mod:`~mmpar.cli.workdir_lock`: one run per work dir (:class:`WorkDirLock`).
+- :mod:`~mmpar.cli.summary`: the lines printed when a training run ends.
 """
 
 from .args import add_trust_checkpoint_argument, check_output_file, check_work_dir
@@ -19,22 +22,32 @@ from .errors import (
     fail,
     user_errors,
 )
-from .launch import init_launcher
-from .logfile import DeferredLogFile
+from .launch import init_launcher, on_rank_zero
+from .logfile import DeferredLogFile, new_log_name
+from .summary import format_summary, report_summary, run_status
+from .workdir_lock import LOCK_FILE_NAME, WorkDirLock, WorkDirLockedError
 
 __all__ = [
     "ENVIRONMENT_ERRORS",
+    "LOCK_FILE_NAME",
     "TRUST_CHECKPOINT_FLAG",
     "TRUST_CHECKPOINT_HINT",
     "USER_ERRORS",
     "DeferredLogFile",
     "UsageError",
+    "WorkDirLock",
+    "WorkDirLockedError",
     "add_trust_checkpoint_argument",
     "check_output_file",
     "check_work_dir",
     "environment_errors",
     "error_message",
     "fail",
+    "format_summary",
     "init_launcher",
+    "new_log_name",
+    "on_rank_zero",
+    "report_summary",
+    "run_status",
     "user_errors",
 ]

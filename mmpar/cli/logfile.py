@@ -1,11 +1,39 @@
-"""A log file that is only written once a tool's set-up succeeded."""
+"""A tool's log file: a name no other run takes, written only once the set-up succeeded."""
 
 from __future__ import annotations
 
 import logging
 import os.path as osp
+import secrets
+import time
 
 from mmpar.utils import get_logger
+
+from .errors import UsageError
+
+# What a run's log files end with: ``<name>.log`` (text) and ``<name>.log.json`` (JSON lines).
+LOG_SUFFIXES = (".log", ".log.json")
+
+
+def _exists_error(path: str) -> UsageError:
+    return UsageError(f"log file {path} exists already; it is not overwritten")
+
+
+def new_log_name(work_dir: str) -> str:
+    """A name for this run's log files in ``work_dir`` that no earlier run used.
+
+    The start time to the second, as mmcv names its logs, plus 6 random hex digits, so that two
+    runs started in the same second get different files: ``20241124_113559_3fa9c1``.
+
+    Raises:
+        UsageError: A log file of that name exists already (a log is never overwritten).
+    """
+    name = f"{time.strftime('%Y%m%d_%H%M%S', time.localtime())}_{secrets.token_hex(3)}"
+    for suffix in LOG_SUFFIXES:
+        path = osp.join(work_dir, name + suffix)
+        if osp.lexists(path):
+            raise _exists_error(path)
+    return name
 
 
 class DeferredLogFile(logging.Handler):
@@ -39,10 +67,24 @@ class DeferredLogFile(logging.Handler):
         """Hold ``record``."""
         self.records.append(record)
 
-    def open(self, log_file: str, log_level: int | str = logging.INFO) -> None:
-        """Create ``log_file`` (rank 0 only), write the held records into it, stop holding."""
+    def open(
+        self, log_file: str, log_level: int | str = logging.INFO, file_mode: str = "w"
+    ) -> None:
+        """Create ``log_file`` (rank 0 only), write the held records into it, stop holding.
+
+        Args:
+            log_file: The file.
+            log_level: Level of the logger.
+            file_mode: ``'w'`` truncates an existing file; ``'x'`` refuses it.
+
+        Raises:
+            UsageError: ``file_mode='x'`` and ``log_file`` exists.
+        """
         self.detach()
-        get_logger(self.logger.name, log_file=log_file, log_level=log_level)
+        try:
+            get_logger(self.logger.name, log_file, log_level, file_mode)
+        except FileExistsError:
+            raise _exists_error(log_file) from None
         path = osp.abspath(log_file)
         for handler in self.logger.handlers:
             if isinstance(handler, logging.FileHandler) and handler.baseFilename == path:

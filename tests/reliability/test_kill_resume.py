@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import pytest
 import torch
 
+from mmpar.cli import LOCK_FILE_NAME
 from mmpar.models import build_classifier
 from mmpar.runner import load_checkpoint
 from mmpar.runner.run_identity import RUN_RECORD, choose_resume_checkpoint
@@ -156,7 +157,8 @@ def inspect_work_dir(work_dir: Path) -> SimpleNamespace:
         checkpoints=checkpoints,
         best=[n for n in checkpoints if n.startswith("best_")],
         unloadable=unloadable,
-        temporaries=[n for n in names if n.startswith(".")],
+        # Hidden files but the work dir's lock file (tools/train.py's, not a temporary).
+        temporaries=[n for n in names if n.startswith(".") and n != LOCK_FILE_NAME],
         latest=os.readlink(latest) if latest.is_symlink() else None,
         found=os.path.basename(found) if found else None,
     )
