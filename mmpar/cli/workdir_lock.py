@@ -107,6 +107,8 @@ class WorkDirLock:
         self._fd: int | None = None
         self._created_file = False
         self._created_dirs: list[str] = []
+        # A lock file found in place: its content and times, put back by release(discard=True).
+        self._previous: tuple[bytes, int, int] | None = None
 
     def __enter__(self) -> WorkDirLock:
         self.acquire()
@@ -185,6 +187,9 @@ class WorkDirLock:
         return True
 
     def _write_identity(self) -> None:
+        if not self._created_file:
+            st = os.fstat(self._fd)
+            self._previous = (os.pread(self._fd, st.st_size, 0), st.st_atime_ns, st.st_mtime_ns)
         identity = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -195,6 +200,17 @@ class WorkDirLock:
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, data, 0)
         os.fsync(self._fd)
+
+    def _restore_previous(self) -> None:
+        """Put back the content and times the lock file had before :meth:`acquire`."""
+        if self._previous is None:
+            return
+        data, atime_ns, mtime_ns = self._previous
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, data, 0)
+        os.fsync(self._fd)
+        os.utime(self._fd, ns=(atime_ns, mtime_ns))
+        self._previous = None
 
     def _remove_created(self) -> None:
         """Remove the lock file and the folders :meth:`acquire` created (if still empty)."""
@@ -216,14 +232,17 @@ class WorkDirLock:
 
         Args:
             discard: Also remove the lock file and the folders if :meth:`acquire` created them
-                (empty folders only): for a run whose set-up failed after taking the lock, so
-                that it leaves the work dir as it found it.
+                (empty folders only), or put back the content and times of a lock file it found
+                in place: for a run whose set-up failed after taking the lock, so that it
+                leaves the work dir as it found it.
         """
         if self._fd is None:
             return
-        if discard:
-            self._remove_created()  # while still locked, so no run locks the removed file
+        if discard:  # while still locked, so no run locks the removed or restored file
+            self._restore_previous()
+            self._remove_created()
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
         self._fd = None
+        self._previous = None
         self.held = False

@@ -87,11 +87,16 @@ def test_discard_removes_only_what_acquire_created(tmp_path):
     assert not (tmp_path / "new").exists()
 
     (tmp_path / "old").mkdir()
-    (tmp_path / "old" / LOCK_FILE_NAME).write_text("")
+    old_lock = tmp_path / "old" / LOCK_FILE_NAME
+    old_lock.write_text('{"pid": 1, "host": "earlier"}\n')
+    os.utime(old_lock, ns=(1_000_000_000, 2_000_000_000))
     lock = WorkDirLock(str(tmp_path / "old"))
     lock.acquire()
+    assert json.loads(old_lock.read_text())["pid"] == os.getpid()  # held: our identity
     lock.release(discard=True)
-    assert (tmp_path / "old" / LOCK_FILE_NAME).exists()
+    # The lock file found in place gets its content and modification time back.
+    assert old_lock.read_text() == '{"pid": 1, "host": "earlier"}\n'
+    assert old_lock.stat().st_mtime_ns == 2_000_000_000
 
 
 def test_a_lock_on_a_removed_file_is_not_kept(tmp_path, monkeypatch):
