@@ -5,6 +5,10 @@ alternating for several repeats, and reads the per-iteration ``time`` from the J
 (median, each epoch's first logged interval skipped). Throughput = processes × batch / time.
 
     python benchmarks/ddp.py --nproc 2 --epochs 2 --repeats 2
+
+With ``--preemption-cost`` it compares instead the ``--nproc`` run without preemption handling
+(``preemption=None``) and with it (``tools/train.py``'s default: the PreemptionHook's
+per-iteration asynchronous gloo ``all_reduce``), alternating, and prints the s/iter ratio.
 """
 
 from __future__ import annotations
@@ -61,6 +65,24 @@ def run(nproc: int, config: str, options: list[str], work_dir: str) -> tuple[flo
     return statistics.median(times), wall
 
 
+def preemption_cost(args: argparse.Namespace, options: list[str]) -> None:
+    """Print s/iter of ``args.nproc`` processes without and with the PreemptionHook."""
+    variants = {"off": ["preemption=None"], "on": []}
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.repeats):
+            for name, extra in variants.items():
+                work_dir = os.path.join(tmp, f"{name}_r{r}")
+                results[name].append(run(args.nproc, args.config, options + extra, work_dir))
+    print(f"| preemption handling ({args.nproc} processes) | s/iter (median) | runs |")
+    print("| --- | --- | --- |")
+    its = {}
+    for name, runs in results.items():
+        its[name] = statistics.median(t for t, _ in runs)
+        print(f"| {name} | {its[name]:.4f} | {', '.join(f'{t:.4f}' for t, _ in runs)} |")
+    print(f"s/iter ratio on/off: {its['on'] / its['off']:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="configs/digits_lenet.py")
@@ -68,6 +90,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch", type=int, default=32, help="samples per process per step")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument(
+        "--preemption-cost",
+        action="store_true",
+        help="compare --nproc processes without and with preemption handling instead",
+    )
     args = parser.parse_args()
     options = [
         f"runner.max_epochs={args.epochs}",
@@ -76,6 +103,9 @@ def main() -> None:
         "log_config.interval=5",
         f"checkpoint_config.interval={args.epochs}",
     ]
+    if args.preemption_cost:
+        preemption_cost(args, options)
+        return
     results: dict[int, list[tuple[float, float]]] = {1: [], args.nproc: []}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.repeats):

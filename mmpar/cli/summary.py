@@ -83,11 +83,15 @@ def format_summary(runner: Any, status: str, wall_time: float) -> str:
         ``best`` (only with ``evaluation.save_best``), ``last checkpoint`` and ``wall time``.
         Checkpoints inside the work dir are named relative to it.
     """
+    done = runner.progress  # completed epochs/iterations, exact also mid-epoch
     if runner.max_epochs is not None:
-        trained = f"epoch {runner.epoch} of {runner.max_epochs}, "
+        trained = f"epoch {done['epoch']} of {runner.max_epochs}"
+        if done["inner_iter"]:  # stopped mid-epoch (preempted)
+            trained += f" + {done['inner_iter']} iterations of epoch {done['epoch'] + 1}"
+        trained += ", "
     else:
         trained = ""
-    trained += f"iteration {runner.iter}"
+    trained += f"iteration {done['iter']}"
     if runner.max_iters is not None:  # an epoch-based run knows it once its loader is known
         trained += f" of {runner.max_iters}"
     lines = [f"status:          {status}", f"trained:         {trained}"]

@@ -114,6 +114,18 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
     )
     max_epochs = property(attrgetter("_max_epochs"), doc="Maximum training epochs (or None).")
     max_iters = property(attrgetter("_max_iters"), doc="Maximum training iterations (or None).")
+
+    @property
+    def progress(self) -> dict[str, int]:
+        """Training done so far, as a checkpoint saved now records it.
+
+        ``{'epoch': epochs completed, 'iter': iterations completed, 'inner_iter': batches of
+        the unfinished epoch already trained}`` (for IterBasedRunner, ``inner_iter`` counts the
+        batches of the train loader's current pass). Unlike :attr:`epoch`/:attr:`iter`, which
+        index the epoch/iteration being run, this is exact also after a run stopped mid-epoch.
+        """
+        return dict(self._next_position)
+
     run_id = property(
         attrgetter("_run_id"),
         doc="Identity of the run (32 hex digits), recorded as ``meta['run_id']`` in every "

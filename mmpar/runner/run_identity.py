@@ -106,7 +106,11 @@ def scan_checkpoints(
         return []
     seen = set()
     found = []
-    for name in sorted(os.listdir(work_dir)):
+    # Links last, so a file and latest.pth pointing at it are reported by the file's own name.
+    names = sorted(
+        os.listdir(work_dir), key=lambda n: (os.path.islink(os.path.join(work_dir, n)), n)
+    )
+    for name in names:
         path = os.path.join(work_dir, name)
         if not name.endswith(f".{suffix}") or name.startswith(".") or not os.path.isfile(path):
             continue

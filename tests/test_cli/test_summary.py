@@ -2,7 +2,9 @@
 
 import logging
 import os
+import signal
 
+import pytest
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
@@ -38,7 +40,18 @@ class Fit(nn.Linear):
         return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(data["x"])}
 
 
-def _run(work_dir, lr, max_epochs=4, early_stopping=False):
+class SignalAt(R.Hook):
+    """Send this process SIGTERM after iteration ``n`` (1-based), as a scheduler would."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def after_train_iter(self, runner):
+        if runner.iter + 1 == self.n:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _build(work_dir, lr, max_epochs=4, early_stopping=False):
     torch.manual_seed(0)
     model = Fit()
     runner = R.EpochBasedRunner(
@@ -54,6 +67,11 @@ def _run(work_dir, lr, max_epochs=4, early_stopping=False):
     runner.register_hook(R.EvalHook(DataLoader(Line(), batch_size=4), save_best="auto"), "LOW")
     if early_stopping:
         runner.register_hook(R.EarlyStoppingHook("mse_loss", patience=1), priority="VERY_LOW")
+    return runner
+
+
+def _run(work_dir, lr, max_epochs=4, early_stopping=False):
+    runner = _build(work_dir, lr, max_epochs, early_stopping)
     runner.run([DataLoader(Line(), batch_size=4)], [("train", 1)])
     return runner
 
@@ -86,6 +104,18 @@ def test_stopped_early_run(tmp_path):
     assert f"best:            mse_loss = {runner.meta['hook_msgs']['best_score']:.4f}" in text
     assert "best_mse_loss_epoch_1.pth" in text
     assert "last checkpoint: epoch_2.pth" in text
+
+
+def test_preempted_mid_epoch_run_counts_what_was_trained(tmp_path):
+    runner = _build(tmp_path, lr=0.1)  # 2 iterations per epoch
+    runner.register_hook(SignalAt(3))
+    runner.register_hook(R.PreemptionHook(), priority="LOWEST")
+    with pytest.raises(R.TrainingPreempted):
+        runner.run([DataLoader(Line(), batch_size=4)], [("train", 1)])
+    text = format_summary(runner, "preempted", 1)
+    # 3 iterations were trained: epoch 1 and the first iteration of epoch 2.
+    assert "trained:         epoch 1 of 4 + 1 iterations of epoch 2, iteration 3 of 8" in text
+    assert "last checkpoint: preempted_iter_3.pth" in text
 
 
 def test_latest_link_wins_when_newer_and_nothing_saved_says_so(tmp_path):

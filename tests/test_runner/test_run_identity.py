@@ -70,6 +70,15 @@ def test_resume_adopts_the_checkpoint_run_id(make_runner, make_loader, tmp_path)
     assert record["resumed_from"] == str(work / "epoch_1.pth")
 
 
+def test_the_choice_names_the_file_not_latest_pth(make_runner, make_loader, tmp_path):
+    runner = _train(make_runner(max_epochs=1), make_loader())
+    work = tmp_path / "work"
+    # A later checkpoint whose name sorts after "latest.pth", as the preemption one does.
+    path = runner.save_checkpoint(str(work), filename_tmpl="preempted_iter_{}.pth")
+    assert os.readlink(work / "latest.pth") == os.path.basename(path)
+    assert choose_resume_checkpoint(str(work)) == path
+
+
 def test_checkpoint_without_run_id_keeps_the_new_id(
     make_runner, toy_model, tmp_path, test_logger, caplog
 ):
