@@ -5,13 +5,15 @@
   listed signal back its default action (so a second one ends the process at once), and puts
   the previous handlers back.
 - :class:`StopAgreement` makes all ranks of a distributed job decide to stop after the same
-  iteration: one asynchronous ``all_reduce(MAX)`` of the local flag per check on a dedicated
-  gloo group, whose result is read at the next check.
+  iteration: one asynchronous ``all_reduce(MAX)`` of the local flag per exchange on a
+  dedicated gloo group, whose result is read at the next exchange; exchanges are spaced so
+  that they happen about every ``sync_interval`` seconds of training.
 """
 
 from __future__ import annotations
 
 import signal
+import time
 from datetime import timedelta
 from types import FrameType
 from typing import Any, Sequence, Union
@@ -21,6 +23,7 @@ import torch.distributed as dist
 
 SignalSpec = Union[str, int, signal.Signals]
 UNCATCHABLE = ("SIGKILL", "SIGSTOP")
+MAX_GAP = 1000  # iterations between two flag exchanges, at most
 
 
 def parse_signals(signals: Sequence[SignalSpec], owner: str = "PreemptionHook") -> tuple:
@@ -102,26 +105,62 @@ class StopAgreement:
     """Agree across ranks whether to stop, on a gloo group of its own.
 
     A rank's flag is the number of the signal it received (0: none); the ranks share
-    ``all_reduce(MAX)`` of them, so every rank also learns a signal's name.
-    :meth:`poll` is the cheap per-iteration check: it waits for the reduction of the flags
-    launched by the previous poll (long finished, normally: the reduction of a few bytes
-    ran during the last iteration) and returns its result, then launches the next one. A
-    signal is thus acted on one iteration after it is seen, by every rank at the same
-    iteration. :meth:`agree` is the blocking check (at the end of an epoch). Every rank must
-    call the same methods in the same order; the gloo group keeps these small CPU reductions
-    apart from the training's own collectives (and works when those use nccl).
+    ``all_reduce(MAX)`` of ``[flag, gap]``, so every rank also learns a signal's name.
+    :meth:`poll`, called after every iteration, exchanges the flags only every ``gap``
+    iterations: it waits for the reduction launched by the previous exchange (long finished,
+    normally: a few bytes, reduced while the last iterations ran) and returns its result,
+    then launches the next one. Rank 0 proposes ``gap`` in that same reduction, from its
+    iteration time, so that exchanges come about every ``sync_interval`` seconds; every rank
+    reads the same proposal at the same exchange, so all exchange (and stop) at the same
+    iterations. A signal is acted on at most two exchanges (about ``2 * sync_interval``
+    seconds, at least one iteration) after it arrived. ``sync_interval=0``: every iteration.
+    :meth:`agree` is the blocking check (at the end of an epoch). Every rank must call the
+    same methods in the same order; the gloo group keeps these small CPU reductions apart
+    from the training's own collectives (and works when those use nccl).
 
     Create it on every rank at the same point (it calls ``dist.new_group``).
+
+    Args:
+        sync_interval: Seconds of training between two exchanges, about (0: every iteration).
+        clock: Rank 0's clock for the iteration time (a test may pass its own).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sync_interval: float = 0.0, clock=time.perf_counter) -> None:
         self.group = dist.new_group(backend="gloo")
+        self.sync_interval = sync_interval
+        self.gap = 1  # iterations between exchanges: the same on every rank
+        self._countdown = 1
         self._pending: tuple[Any, torch.Tensor] | None = None
+        self._proposes = sync_interval > 0 and dist.get_rank() == 0
+        self._clock = clock
+        self._last_launch: float | None = None
+        self._iters_since_launch = 0
+
+    def _proposal(self) -> int:
+        """Rank 0's gap for the exchanges to come, from its iteration time (0: no change)."""
+        if not self._proposes:
+            return 0
+        now = self._clock()
+        last, self._last_launch = self._last_launch, now
+        iters, self._iters_since_launch = self._iters_since_launch, 0
+        if last is None or iters == 0:
+            return 0
+        per_iter = (now - last) / iters
+        if per_iter <= 0:
+            return MAX_GAP
+        return max(1, min(MAX_GAP, round(self.sync_interval / per_iter)))
 
     def _launch(self, flag: int, async_op: bool) -> tuple[Any, torch.Tensor]:
-        tensor = torch.tensor([flag], dtype=torch.int32)
+        tensor = torch.tensor([flag, self._proposal()], dtype=torch.int64)
         work = dist.all_reduce(tensor, op=dist.ReduceOp.MAX, group=self.group, async_op=async_op)
         return work, tensor
+
+    def _read(self, tensor: torch.Tensor) -> int:
+        """Take the agreed gap (if rank 0 proposed one) and return the agreed flag."""
+        flag, gap = (int(v) for v in tensor.tolist())
+        if gap > 0:
+            self.gap = gap
+        return flag
 
     def _wait_pending(self, timeout: timedelta | None = None) -> int:
         if self._pending is None:
@@ -131,26 +170,32 @@ class StopAgreement:
             work.wait()
         else:
             work.wait(timeout)
-        return int(tensor.item())
+        return self._read(tensor)
 
     def poll(self, flag: int) -> int:
-        """Return the largest flag of all ranks at the previous poll (0: none); share ``flag``.
+        """After an iteration: the largest flag of all ranks at the previous exchange (0: none).
 
-        Once the answer is non-zero no new reduction is launched (every rank gets the same
-        answer).
+        Exchanges (waits for the previous reduction and shares ``flag``) every :attr:`gap`
+        calls only; in between it returns 0 at once. Once the answer is non-zero no new
+        reduction is launched (every rank gets the same answer).
         """
+        self._iters_since_launch += 1
+        self._countdown -= 1
+        if self._countdown > 0:
+            return 0
         agreed = self._wait_pending()
+        self._countdown = self.gap
         if not agreed:
             self._pending = self._launch(flag, async_op=True)
         return agreed
 
     def agree(self, flag: int) -> int:
-        """Return the largest flag of all ranks now (or at the previous poll; 0: none)."""
+        """Return the largest flag of all ranks now (or at the previous exchange; 0: none)."""
         agreed = self._wait_pending()
         if agreed:
             return agreed
         _, tensor = self._launch(flag, async_op=False)
-        return int(tensor.item())
+        return self._read(tensor)
 
     def barrier(self) -> None:
         """Wait until every rank got here (on the gloo group)."""

@@ -185,15 +185,21 @@ SCENARIOS = {
     ),
     "external-sigterm": ("single", external_sigterm),
     "second-signal": ("single", twice),
+    # Ranks exchange their flags every few iterations (about every 20 ms of training here)...
     "torchrun-agent": (
         "dist",
         lambda r: dist_preempt_and_resume(
-            r, armed("after_train_iter", 30, rank=0, target="parent")
+            r,
+            armed("after_train_iter", 30, rank=0, target="parent")
+            + ["preemption.sync_interval=0.02"],
         ),
     ),
+    # ... or after every iteration, so the stop is known to the iteration.
     "torchrun-rank1": (
         "dist",
-        lambda r: dist_preempt_and_resume(r, armed("after_train_iter", 30, rank=1)),
+        lambda r: dist_preempt_and_resume(
+            r, armed("after_train_iter", 30, rank=1) + ["preemption.sync_interval=0"]
+        ),
     ),
 }
 EXIT_TIMES: dict[str, float] = {}
@@ -313,9 +319,10 @@ def test_torchrun_ranks_stop_together_and_resume_exactly(scenarios, scenario):
     futures, refs = scenarios
     run = futures[scenario].result()
     out = run.preempted.out
-    # Rank 1 got the signal after iteration 30; the ranks share their flags one iteration
-    # later, so both stop after iteration 31. A signal to the agent reaches the ranks when the
-    # agent has forwarded it, an iteration or a few later: they still stop together.
+    # Rank 1 got the signal after iteration 30; exchanging flags after every iteration, the
+    # ranks share them one iteration later, so both stop after iteration 31. A signal to the
+    # agent reaches the ranks when the agent has forwarded it, and the ranks exchange flags
+    # every few iterations: they stop some iterations later, but together.
     stopped = re.findall(r"STOPPED rank=(\d) iter=(\d+)", out)
     iters = {int(n) for _, n in stopped}
     assert sorted(r for r, _ in stopped) == ["0", "1"] and len(iters) == 1, out[-6000:]

@@ -243,3 +243,41 @@ def test_stop_agreement_pipelines_one_iteration(tmp_path):
         agreement.barrier()
     finally:
         dist.destroy_process_group()
+
+
+def test_stop_agreement_spaces_exchanges_by_rank_zero_iteration_time(tmp_path, monkeypatch):
+    """sync_interval=0.05 s at 10 ms per iteration: after the first exchanges, every 5th."""
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path}/store", rank=0, world_size=1)
+    try:
+        now = [0.0]
+        agreement = StopAgreement(sync_interval=0.05, clock=lambda: now[0])
+        launches = []
+        launch = agreement._launch
+
+        def counting_launch(flag, async_op):
+            launches.append(step)
+            return launch(flag, async_op)
+
+        monkeypatch.setattr(agreement, "_launch", counting_launch)
+        answers = {}
+        for step in range(1, 31):
+            now[0] += 0.01  # one 10 ms iteration
+            flag = int(signal.SIGTERM) if step >= 17 else 0  # received after iteration 17
+            answers[step] = agreement.poll(flag)
+            if answers[step]:
+                break
+        # Exchanges at 1 and 2 (no timing yet, then 10 ms measured: gap 5), then every 5th.
+        assert launches == [1, 2, 3, 8, 13, 18]
+        assert agreement.gap == 5
+        # The signal seen after iteration 17 was shared at 18 and acted on at 23.
+        assert answers[23] == signal.SIGTERM and not any(answers[s] for s in range(1, 23))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_sync_interval_is_checked():
+    with pytest.raises(TypeError, match="sync_interval must be a number of seconds"):
+        PreemptionHook(sync_interval="1s")
+    with pytest.raises(ValueError, match="between 0 and 60 seconds"):
+        PreemptionHook(sync_interval=-1)
+    assert PreemptionHook(sync_interval=0).sync_interval == 0.0
