@@ -44,13 +44,23 @@ from mmpar.utils.dist import get_dist_info
 ARMED: dict = {}  # the armed hook's settings, read by SignalFaultPoint too
 
 
+def report(line: str) -> None:
+    """Write ``line`` to stderr in one ``write`` call.
+
+    The ranks share torchrun's stderr; a print writes its text and the newline apart, and
+    another rank's output can come in between.
+    """
+    sys.stderr.flush()
+    os.write(2, f"{line}\n".encode())
+
+
 def send() -> None:
     """Send the armed signal (``times`` times) to its target, from the armed rank only."""
     if ARMED["rank"] >= 0 and get_dist_info()[0] != ARMED["rank"]:
         return
     sig = signal.Signals[ARMED["signal"]]
     pid = os.getppid() if ARMED["target"] == "parent" else ARMED["main_pid"]
-    print(f"SIGNAL {sig.name} {time.time():.6f}", file=sys.stderr, flush=True)
+    report(f"SIGNAL {sig.name} {time.time():.6f}")
     for _ in range(ARMED["times"]):
         os.kill(pid, sig)
 
@@ -61,7 +71,7 @@ def wait_for_signal() -> None:
     os.set_blocking(write_fd, False)
     previous = signal.set_wakeup_fd(write_fd)
     try:
-        print("READY", file=sys.stderr, flush=True)
+        report("READY")
         select.select([read_fd], [], [])  # a signal that came before this line counts too
     finally:
         signal.set_wakeup_fd(previous)
@@ -115,11 +125,7 @@ class SignalFaultHook(Hook):
     def after_run(self, runner: Any) -> None:
         """Report where this rank stopped."""
         if self.point != "none":
-            print(
-                f"STOPPED rank={runner.rank} iter={runner._next_position['iter']}",
-                file=sys.stderr,
-                flush=True,
-            )
+            report(f"STOPPED rank={runner.rank} iter={runner.progress['iter']}")
 
 
 @PIPELINES.register_module()
