@@ -36,7 +36,7 @@ from mmpar.cli import (
     WorkDirLock,
     add_trust_checkpoint_argument,
     check_work_dir,
-    fail,
+    environment_errors,
     init_launcher,
     new_log_name,
     on_rank_zero,
@@ -295,20 +295,21 @@ def main(argv=None) -> int:
         lock, runner, data_loaders = lock_and_build(args, setup_result, log)
     cfg, distributed = setup_result[0], setup_result[3]
 
-    status, error, code = None, None, 0  # how the run ended, for the summary
-    try:
-        runner.run(data_loaders, cfg.workflow)
-        status = run_status(runner)
-    except TrainingPreempted as preempted:  # saved and logged; every rank exits with 75
-        status, code = "preempted", preempted.code
-    except ENVIRONMENT_ERRORS as err:  # e.g. CheckpointSaveError: disk full
-        status, error = f"failed: {type(err).__name__}", err
-    finally:
-        if status is not None:
-            report_summary(runner, status, time.monotonic() - started)
-        lock.release()
-    if error is not None:
-        raise SystemExit(fail(error, 1))
+    status, code = None, 0  # how the run ended, for the summary
+    # The summary comes first, then environment_errors' one error line (exit code 1).
+    with environment_errors():
+        try:
+            runner.run(data_loaders, cfg.workflow)
+            status = run_status(runner)
+        except TrainingPreempted as preempted:  # saved and logged; every rank exits with 75
+            status, code = "preempted", preempted.code
+        except ENVIRONMENT_ERRORS as err:  # e.g. CheckpointSaveError: disk full
+            status = f"failed: {type(err).__name__}"
+            raise
+        finally:
+            if status is not None:
+                report_summary(runner, status, time.monotonic() - started)
+            lock.release()
     if distributed:
         from mmpar.runner.dist_utils import destroy_dist
 

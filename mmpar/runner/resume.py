@@ -143,14 +143,13 @@ class ResumeMixin:
 
         The weights must fit the model exactly (``strict``): resuming continues the same run,
         and the runner takes the checkpoint's ``run_id`` (a checkpoint without one keeps the
-        runner's new id).
+        runner's new id). Hook states are handed to the registered hooks now and again when
+        ``run()`` starts, so hooks registered after ``resume()`` get theirs too. Sampler and
+        RNG states are applied when the first training epoch creates its iterator.
 
         Raises:
             MixedRunsError: ``'auto'`` found checkpoints of several runs and no record of
                 which one to continue.
-        Hook states are handed to the registered hooks now and again when ``run()`` starts,
-        so hooks registered after ``resume()`` get theirs too. Sampler and RNG states are
-        applied when the first training epoch creates its iterator.
         """
         if checkpoint == "auto":
             found = choose_resume_checkpoint(self.work_dir, self.logger) if self.work_dir else None

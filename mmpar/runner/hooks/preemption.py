@@ -176,7 +176,7 @@ class PreemptionHook(Hook):
 
     def _preempt(self, runner: Any, received: signal.Signals) -> None:
         signal_name = received.name
-        position = runner._next_position
+        position = runner.progress
         epoch, iters = position["epoch"], position["iter"]
         path = None
         if runner.rank == 0:
