@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from mmpar.parallel import MMDataParallel, MMDistributedDataParallel
+from mmpar.parallel import MODULE_WRAPPERS, MMDataParallel, MMDistributedDataParallel
 from mmpar.utils import get_logger
 from mmpar.utils.registry import (
     ConfigArgumentError,
@@ -32,13 +32,14 @@ def wrap_model(
     *,
     gpu_ids: Sequence[int] | None = None,
     find_unused_parameters: bool = False,
+    wrapper_cfg: dict | None = None,
 ) -> nn.Module:
     """Put ``model`` on its device and wrap it for (distributed) data parallel training.
 
     The devices are arguments, not read from a config: :func:`build_train_runner` passes
-    ``cfg.gpu_ids`` and ``cfg.find_unused_parameters``. Earlier versions took
-    ``wrap_model(model, cfg, distributed)``; a config in place of ``distributed`` is refused
-    with a TypeError rather than taken as true.
+    ``cfg.gpu_ids``, ``cfg.find_unused_parameters`` and ``cfg.model_wrapper``. Earlier
+    versions took ``wrap_model(model, cfg, distributed)``; a config in place of
+    ``distributed`` is refused with a TypeError rather than taken as true.
 
     Args:
         model: The bare model.
@@ -48,6 +49,10 @@ def wrap_model(
             and when distributed (each process uses its ``LOCAL_RANK``'s device).
         find_unused_parameters: Passed to DDP (distributed only): needed when some parameters
             get no gradient in an iteration.
+        wrapper_cfg: The config's ``model_wrapper`` (distributed only): a dict whose ``type``
+            names a wrapper of ``MODULE_WRAPPERS``, e.g. ``dict(type=
+            'MMFullyShardedDataParallel', wrap_modules=['BasicBlock'])``; the other keys are
+            its arguments. None: ``MMDistributedDataParallel``.
 
     Returns:
         The wrapped model: on CPU ``device_ids=[-1]`` (None for DDP); on CUDA the local
@@ -55,6 +60,7 @@ def wrap_model(
 
     Raises:
         TypeError: ``distributed`` is not a bool (e.g. a config, the old second argument).
+        ValueError: ``wrapper_cfg`` is given for a non-distributed run.
     """
     if not isinstance(distributed, bool):
         raise TypeError(
@@ -62,6 +68,18 @@ def wrap_model(
             f"distributed must be a bool, got {type(distributed).__name__}; pass the config's "
             "values as gpu_ids=cfg.get('gpu_ids') and find_unused_parameters=..."
         )
+    wrapper_cfg = dict(wrapper_cfg or {})
+    wrapper_type = wrapper_cfg.pop("type", "MMDistributedDataParallel")
+    if wrapper_cfg or wrapper_type != "MMDistributedDataParallel":
+        if not distributed:
+            raise ValueError(
+                f"{wrapper_type} needs distributed training; launch with torchrun"
+                " and --launcher pytorch (one process is fine: --nproc_per_node=1), or remove "
+                "model_wrapper"
+            )
+        if wrapper_type != "MMDistributedDataParallel":
+            # Sharding wrappers place the model themselves (e.g. FSDP with CPU offload).
+            return MODULE_WRAPPERS.build(dict(wrapper_cfg, type=wrapper_type, module=model))
     cuda = torch.cuda.is_available()
     # DDP's default buffer broadcast is kept: mmcv passed broadcast_buffers=False, which newer
     # torch deprecates, and syncing BN statistics from rank 0 is the safe default.
@@ -70,9 +88,8 @@ def wrap_model(
         if cuda:
             device_ids = [_local_rank()]
             model = model.cuda(device_ids[0])
-        return MMDistributedDataParallel(
-            model, device_ids=device_ids, find_unused_parameters=find_unused_parameters
-        )
+        wrapper_cfg.setdefault("find_unused_parameters", find_unused_parameters)
+        return MMDistributedDataParallel(model, device_ids=device_ids, **wrapper_cfg)
     if cuda:
         gpu_ids = list(gpu_ids or [0])
         return MMDataParallel(model.cuda(gpu_ids[0]), device_ids=gpu_ids)
@@ -284,12 +301,14 @@ def build_train_runner(
     with config_error_context("data"):
         data_loaders = build_train_dataloaders(datasets, cfg, distributed)
 
-    model = wrap_model(
-        model,
-        distributed,
-        gpu_ids=cfg.get("gpu_ids"),
-        find_unused_parameters=cfg.get("find_unused_parameters", False),
-    )
+    with config_error_context("model_wrapper"):
+        model = wrap_model(
+            model,
+            distributed,
+            gpu_ids=cfg.get("gpu_ids"),
+            find_unused_parameters=cfg.get("find_unused_parameters", False),
+            wrapper_cfg=cfg.get("model_wrapper"),
+        )
     with config_error_context("optimizer"):
         optimizer = build_optimizer(model, cfg.optimizer)
     with config_error_context("runner"):

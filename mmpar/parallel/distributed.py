@@ -18,7 +18,9 @@ __all__ = ["MMDistributedDataParallel"]
 
 
 @contextlib.contextmanager
-def _route_forward(module: nn.Module, name: str) -> Iterator[None]:
+def _route_forward(
+    module: nn.Module, name: str, wrapper: str = "MMDistributedDataParallel"
+) -> Iterator[None]:
     """Make the next ``module(...)`` call run ``module.<name>`` instead of ``forward``.
 
     Why this way: DDP's gradient-sync bookkeeping (buffer broadcast, unused-parameter search,
@@ -33,8 +35,7 @@ def _route_forward(module: nn.Module, name: str) -> Iterator[None]:
     if not callable(step):
         raise AttributeError(
             f"{type(module).__name__} has no {name}() method; "
-            f"MMDistributedDataParallel.{name} calls the wrapped model's {name}(data_batch, "
-            f"optimizer)"
+            f"{wrapper}.{name} calls the wrapped model's {name}(data_batch, optimizer)"
         )
     had_own = "forward" in module.__dict__
     own = module.__dict__.get("forward")
