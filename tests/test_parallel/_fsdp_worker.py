@@ -1,7 +1,8 @@
 """Worker for the real multi-process FSDP tests; run with torchrun (2 processes, gloo on CPU).
 
 Trains the same model on the same per-rank data with MMDistributedDataParallel and with
-MMFullyShardedDataParallel (SGD with momentum, AdamW; then FSDP with bfloat16 parameters), and
+MMFullyShardedDataParallel (SGD with momentum, AdamW, SGD with OptimizerHook's gradient
+clipping; then FSDP with bfloat16 parameters), and
 writes ``rank{r}.pt`` into ``--out``: the full weights of each run, the losses, the local shard
 shapes of every parameter, gradient and optimizer state tensor, the batch shapes the model saw,
 and evaluation outputs (``val_step`` and ``forward(return_loss=False)``) on the sharded model.
@@ -18,6 +19,7 @@ from torch import nn
 
 from mmpar.parallel import MMDistributedDataParallel, MMFullyShardedDataParallel, collate
 from mmpar.runner.dist_utils import barrier, get_dist_info, init_dist
+from mmpar.runner.hooks import OptimizerHook
 
 try:  # imported by the test as part of the package, run by torchrun as a script
     from ._ddp_worker import make_samples
@@ -29,6 +31,9 @@ OPTIMIZERS = {
     "sgd": lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9),
     "adamw": lambda params: torch.optim.AdamW(params, lr=0.01, weight_decay=0.1),
 }
+# Runs: name -> (optimizer, max_norm of OptimizerHook's gradient clipping or None). The
+# clipped run's max_norm is below the gradients' norms, so every step clips.
+RUNS = {"sgd": ("sgd", None), "adamw": ("adamw", None), "sgd_clip": ("sgd", 0.05)}
 
 
 class Block(nn.Module):
@@ -89,17 +94,21 @@ def _full(model: nn.Module) -> dict:
     }
 
 
-def train(model, opt, rank, world_size) -> list:
-    losses = []
+def train(model, opt, rank, world_size, max_norm=None) -> tuple[list, list]:
+    """``STEPS`` steps; the losses and the gradient norms OptimizerHook.clip_grads returned."""
+    clipper = OptimizerHook(grad_clip=dict(max_norm=max_norm)) if max_norm else None
+    losses, norms = [], []
     for step in range(STEPS):
         # Two chunks per rank: the wrapper merges them back into one local batch.
         batch = collate(local_samples(step, rank, world_size), samples_per_gpu=2)
         opt.zero_grad()
         out = model.train_step(batch, opt)
         out["loss"].backward()
+        if clipper is not None:
+            norms.append(float(clipper.clip_grads(model.parameters())))
         opt.step()
         losses.append(out["loss"].item())
-    return losses
+    return losses, norms
 
 
 def shard_shapes(model: nn.Module, opt: torch.optim.Optimizer) -> dict:
@@ -125,20 +134,25 @@ def main() -> None:
     rank, world_size = get_dist_info()
     result = {}
 
-    for opt_name, make_opt in OPTIMIZERS.items():
+    for run, (opt_name, max_norm) in RUNS.items():
+        make_opt = OPTIMIZERS[opt_name]
         ddp = MMDistributedDataParallel(ShardNet(), device_ids=None)
         ddp_opt = make_opt(ddp.parameters())
         fsdp = MMFullyShardedDataParallel(ShardNet(), wrap_modules=["Block"])
         fsdp_opt = make_opt(fsdp.parameters())  # after wrapping: the sharded parameters
-        result[opt_name] = {
-            "ddp_losses": train(ddp, ddp_opt, rank, world_size),
-            "fsdp_losses": train(fsdp, fsdp_opt, rank, world_size),
+        ddp_losses, ddp_norms = train(ddp, ddp_opt, rank, world_size, max_norm)
+        fsdp_losses, fsdp_norms = train(fsdp, fsdp_opt, rank, world_size, max_norm)
+        result[run] = {
+            "ddp_losses": ddp_losses,
+            "fsdp_losses": fsdp_losses,
+            "ddp_norms": ddp_norms,
+            "fsdp_norms": fsdp_norms,
             "ddp": _full(ddp.module),
             "fsdp": _full(fsdp.module),
             "shards": shard_shapes(fsdp.module, fsdp_opt),
             "seen": list(fsdp.module.seen),
         }
-        if opt_name == "sgd":
+        if run == "sgd":
             val = collate(local_samples(10, rank, world_size), samples_per_gpu=2)
             fsdp.eval()
             ddp.eval()
@@ -156,7 +170,7 @@ def main() -> None:
     bf16.module.head.register_forward_hook(lambda m, a, out: dtypes.append(out.dtype))
     bf16_opt = OPTIMIZERS["sgd"](bf16.parameters())
     result["bf16"] = {
-        "losses": train(bf16, bf16_opt, rank, world_size),
+        "losses": train(bf16, bf16_opt, rank, world_size)[0],
         "compute_dtypes": sorted({str(d) for d in dtypes}),
         "shard_dtypes": sorted({str(_local(p).dtype) for p in bf16.parameters()}),
         "grad_dtypes": sorted({str(_local(p.grad).dtype) for p in bf16.parameters()}),

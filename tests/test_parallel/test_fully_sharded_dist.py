@@ -19,7 +19,7 @@ from mmpar.models.backbones.resnet import BasicBlock
 from mmpar.parallel import MMFullyShardedDataParallel, collate, is_fully_sharded
 
 from ._ddp_worker import _unwrap
-from ._fsdp_worker import OPTIMIZERS, STEPS, ShardNet, local_samples
+from ._fsdp_worker import OPTIMIZERS, RUNS, STEPS, ShardNet, local_samples
 
 WORKER = Path(__file__).with_name("_fsdp_worker.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -54,19 +54,24 @@ def ranks(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("opt_name", sorted(OPTIMIZERS))
-def test_fsdp_training_matches_ddp(ranks, opt_name):
+@pytest.mark.parametrize("run_name", sorted(RUNS))
+def test_fsdp_training_matches_ddp(ranks, run_name):
     initial = ShardNet().state_dict()
+    max_norm = RUNS[run_name][1]
     for r, result in enumerate(ranks):
-        run = result[opt_name]
+        run = result[run_name]
         assert run["fsdp_losses"] == pytest.approx(run["ddp_losses"], rel=RTOL)
+        # OptimizerHook's clipping sees the norm of the whole gradient, not of this shard.
+        assert run["fsdp_norms"] == pytest.approx(run["ddp_norms"], rel=RTOL)
+        assert len(run["fsdp_norms"]) == (STEPS if max_norm else 0)
+        assert all(norm > max_norm for norm in run["fsdp_norms"])  # every step was clipped
         assert run["ddp"].keys() == run["fsdp"].keys() == initial.keys()
         for name, ddp_value in run["ddp"].items():
             torch.testing.assert_close(
                 run["fsdp"][name], ddp_value, rtol=RTOL, atol=ATOL, msg=f"rank {r} {name}"
             )
             # DDP keeps the ranks' replicas equal; full_tensor() gathers the same weights.
-            assert torch.equal(ddp_value, ranks[0][opt_name]["ddp"][name])
+            assert torch.equal(ddp_value, ranks[0][run_name]["ddp"][name])
         assert not torch.equal(run["fsdp"]["stem.weight"], initial["stem.weight"])  # it trained
 
 
