@@ -2,7 +2,7 @@
 
 Trains the same model on the same per-rank data with MMDistributedDataParallel and with
 MMFullyShardedDataParallel (SGD with momentum, AdamW, SGD with OptimizerHook's gradient
-clipping; then FSDP with bfloat16 parameters), and
+clipping, SGD with ``cpu_offload``; then FSDP with bfloat16 parameters), and
 writes ``rank{r}.pt`` into ``--out``: the full weights of each run, the losses, the local shard
 shapes of every parameter, gradient and optimizer state tensor, the batch shapes the model saw,
 and evaluation outputs (``val_step`` and ``forward(return_loss=False)``) on the sharded model.
@@ -31,9 +31,15 @@ OPTIMIZERS = {
     "sgd": lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9),
     "adamw": lambda params: torch.optim.AdamW(params, lr=0.01, weight_decay=0.1),
 }
-# Runs: name -> (optimizer, max_norm of OptimizerHook's gradient clipping or None). The
-# clipped run's max_norm is below the gradients' norms, so every step clips.
-RUNS = {"sgd": ("sgd", None), "adamw": ("adamw", None), "sgd_clip": ("sgd", 0.05)}
+# Runs: name -> (optimizer, max_norm of OptimizerHook's gradient clipping or None, extra
+# MMFullyShardedDataParallel arguments). The clipped run's max_norm is below the gradients'
+# norms, so every step clips.
+RUNS = {
+    "sgd": ("sgd", None, {}),
+    "adamw": ("adamw", None, {}),
+    "sgd_clip": ("sgd", 0.05, {}),
+    "sgd_offload": ("sgd", None, {"cpu_offload": True}),
+}
 
 
 class Block(nn.Module):
@@ -134,11 +140,11 @@ def main() -> None:
     rank, world_size = get_dist_info()
     result = {}
 
-    for run, (opt_name, max_norm) in RUNS.items():
+    for run, (opt_name, max_norm, fsdp_args) in RUNS.items():
         make_opt = OPTIMIZERS[opt_name]
         ddp = MMDistributedDataParallel(ShardNet(), device_ids=None)
         ddp_opt = make_opt(ddp.parameters())
-        fsdp = MMFullyShardedDataParallel(ShardNet(), wrap_modules=["Block"])
+        fsdp = MMFullyShardedDataParallel(ShardNet(), wrap_modules=["Block"], **fsdp_args)
         fsdp_opt = make_opt(fsdp.parameters())  # after wrapping: the sharded parameters
         ddp_losses, ddp_norms = train(ddp, ddp_opt, rank, world_size, max_norm)
         fsdp_losses, fsdp_norms = train(fsdp, fsdp_opt, rank, world_size, max_norm)

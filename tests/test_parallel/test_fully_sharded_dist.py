@@ -19,7 +19,7 @@ from mmpar.models.backbones.resnet import BasicBlock
 from mmpar.parallel import MMFullyShardedDataParallel, collate, is_fully_sharded
 
 from ._ddp_worker import _unwrap
-from ._fsdp_worker import OPTIMIZERS, RUNS, STEPS, ShardNet, local_samples
+from ._fsdp_worker import RUNS, STEPS, ShardNet, local_samples
 
 WORKER = Path(__file__).with_name("_fsdp_worker.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -83,13 +83,14 @@ def _chunk(n: int, rank: int) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("opt_name", sorted(OPTIMIZERS))
-def test_each_rank_holds_only_its_shard(ranks, opt_name):
-    state_keys = {"sgd": {"momentum_buffer"}, "adamw": {"exp_avg", "exp_avg_sq"}}[opt_name]
+@pytest.mark.parametrize("run_name", sorted(RUNS))
+def test_each_rank_holds_only_its_shard(ranks, run_name):
+    state_keys = {"sgd": {"momentum_buffer"}, "adamw": {"exp_avg", "exp_avg_sq"}}
+    state_keys = state_keys[RUNS[run_name][0]]
     names = dict(ShardNet().named_parameters())
     total = {name: 0 for name in names}
     for r, result in enumerate(ranks):
-        shards = result[opt_name]["shards"]
+        shards = result[run_name]["shards"]
         assert shards.keys() == names.keys()
         for name, s in shards.items():
             full = tuple(names[name].shape)
@@ -101,11 +102,11 @@ def test_each_rank_holds_only_its_shard(ranks, opt_name):
     # The shards partition every tensor: together exactly the full size, no replica anywhere.
     assert total == {name: p.numel() for name, p in names.items()}
     # The uneven cases are covered: 5 rows -> 3 + 2, 1 row -> 1 + 0.
-    assert [ranks[r][opt_name]["shards"]["stem.weight"]["param"] for r in (0, 1)] == [
+    assert [ranks[r][run_name]["shards"]["stem.weight"]["param"] for r in (0, 1)] == [
         (3, 3),
         (2, 3),
     ]
-    assert [ranks[r][opt_name]["shards"]["scale"]["param"] for r in (0, 1)] == [(1,), (0,)]
+    assert [ranks[r][run_name]["shards"]["scale"]["param"] for r in (0, 1)] == [(1,), (0,)]
 
 
 @pytest.mark.slow
