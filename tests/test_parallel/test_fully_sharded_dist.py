@@ -1,7 +1,7 @@
 """MMFullyShardedDataParallel with real torchrun: 2 processes, gloo on CPU.
 
-One torchrun run of ``_fsdp_worker.py`` (about 10 s) serves the slow tests below; each reads
-the part of the per-rank results it checks.
+One torchrun run of ``_fsdp_worker.py`` (about 6 s on 2 cores) serves the slow tests below;
+each reads the part of the per-rank results it checks.
 """
 
 import os
