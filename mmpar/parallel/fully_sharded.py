@@ -114,7 +114,8 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
             parameters' own dtype. None: no mixed precision.
         reduce_dtype: Dtype of the gradient reduce-scatter (default ``param_dtype``).
         cpu_offload: Keep the shards, gradients and optimizer state on the CPU (FSDP's
-            ``CPUOffloadPolicy``); the optimizer step then runs on the CPU.
+            ``CPUOffloadPolicy``, pinned when CUDA is available); the optimizer step then runs
+            on the CPU. Without CUDA everything is on the CPU already, so it changes nothing.
         reshard_after_forward: Free the gathered parameters after forward (re-gathered in
             backward): less memory, more communication.
         dim: Batch dimension for plain tensors in the inputs.
@@ -159,7 +160,8 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
         if param is not None or reduce is not None:
             options["mp_policy"] = mixed_precision(param_dtype=param, reduce_dtype=reduce)
         if cpu_offload:
-            options["offload_policy"] = cpu_offload_policy()
+            # Pinned memory needs CUDA; without it the shards stay in ordinary CPU memory.
+            options["offload_policy"] = cpu_offload_policy(pin_memory=device_type == "cuda")
         for unit in _shard_units(module, wrap_modules or ()):
             fully_shard(unit, **options)
         fully_shard(module, **options)
