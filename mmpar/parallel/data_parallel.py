@@ -42,6 +42,17 @@ class WrapperStepsMixin:
         """Scatter with :func:`mmpar.parallel.scatter_kwargs` (DataContainer-aware)."""
         return scatter_kwargs(inputs, kwargs, device_ids, dim=self.dim)
 
+    def _one_device_inputs(self, inputs: tuple, kwargs: dict, device: Any) -> tuple[tuple, dict]:
+        """The whole local batch as one chunk on ``device`` (a CUDA index, or -1: the CPU).
+
+        For wrappers with one process per device, where every chunk of ``collate`` belongs to
+        this process.
+        """
+        scattered_in, scattered_kw = self.scatter(
+            merge_chunks(inputs), merge_chunks(kwargs), [device]
+        )
+        return (scattered_in[0] if scattered_in else ()), (scattered_kw[0] if scattered_kw else {})
+
 
 @MODULE_WRAPPERS.register_module()
 class MMDataParallel(WrapperStepsMixin, nn.DataParallel):

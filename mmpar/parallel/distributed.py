@@ -9,7 +9,6 @@ from typing import Any
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from .collate import merge_chunks
 from .data_parallel import WrapperStepsMixin
 from .registry import MODULE_WRAPPERS
 from .scatter_gather import scatter_kwargs
@@ -95,9 +94,6 @@ class MMDistributedDataParallel(WrapperStepsMixin, DistributedDataParallel):
             return super().forward(*inputs, **kwargs)
 
     def _local_inputs(self, inputs: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        # One process, one device: the whole local batch is a single chunk.
-        target = [self.device_ids[0]] if self.device_ids else [-1]
-        scattered_in, scattered_kw = self.scatter(
-            merge_chunks(inputs), merge_chunks(kwargs), target
+        return self._one_device_inputs(
+            inputs, kwargs, self.device_ids[0] if self.device_ids else -1
         )
-        return (scattered_in[0] if scattered_in else ()), (scattered_kw[0] if scattered_kw else {})

@@ -17,7 +17,6 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from .collate import merge_chunks
 from .data_parallel import WrapperStepsMixin
 from .distributed import _route_forward
 from .registry import MODULE_WRAPPERS
@@ -179,9 +178,5 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
             return self.module(*inputs, **kwargs)
 
     def _local_inputs(self, inputs: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        # One process, one device: the whole local batch is one chunk.
-        target = [torch.cuda.current_device()] if self.device_type == "cuda" else [-1]
-        scattered_in, scattered_kw = self.scatter(
-            merge_chunks(inputs), merge_chunks(kwargs), target
-        )
-        return (scattered_in[0] if scattered_in else ()), (scattered_kw[0] if scattered_kw else {})
+        device = torch.cuda.current_device() if self.device_type == "cuda" else -1
+        return self._one_device_inputs(inputs, kwargs, device)
