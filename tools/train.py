@@ -35,6 +35,7 @@ from mmpar.cli import (
     UsageError,
     WorkDirLock,
     add_trust_checkpoint_argument,
+    check_shared_work_dir,
     check_work_dir,
     environment_errors,
     init_launcher,
@@ -257,6 +258,8 @@ def lock_and_build(args: argparse.Namespace, setup_result: tuple, log: DeferredL
     lock = WorkDirLock(cfg.work_dir)
     on_rank_zero(lock.acquire)
     try:
+        resuming = bool(cfg.get("auto_resume") or cfg.get("resume_from"))
+        check_shared_work_dir(lock, resuming)
         # Unique per run (rank 0 draws it): names both <timestamp>.log and .log.json.
         timestamp = on_rank_zero(lambda: new_log_name(cfg.work_dir))
         runner, data_loaders = build_train_runner(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -111,16 +112,9 @@ def _launch(jobs: list[tuple[list, dict]], log_dir: Path) -> list[SimpleNamespac
     ]
 
 
-def _dist_train(nproc: int, work_dir: Path, **env: str) -> tuple[list, dict]:
-    return [
-        "bash",
-        TOOLS / "dist_train.sh",
-        CONFIG,
-        nproc,
-        "--work-dir",
-        work_dir,
-        *TRAIN_ARGS,
-    ], _env(**env)
+def _dist_train(nproc: int, work_dir: Path, *flags: str, **env: str) -> tuple[list, dict]:
+    argv = ["bash", TOOLS / "dist_train.sh", CONFIG, nproc, "--work-dir", work_dir, *flags]
+    return argv + TRAIN_ARGS, _env(**env)
 
 
 def _written(work_dir: Path) -> set[str]:
@@ -147,24 +141,38 @@ def reference(tmp_path_factory) -> dict:
 
 
 @pytest.mark.slow
-def test_two_c10d_agents_train_like_one_agent_and_only_rank0_writes(tmp_path, reference):
+def test_two_c10d_agents_train_like_one_agent_and_resume_needs_a_shared_work_dir(
+    tmp_path, reference
+):
     # The static rendezvous (NODE_RANK, MASTER_ADDR, PORT) builds on the same script; its
     # command is checked in test_dist_scripts_build_the_torchrun_command.
     rdzv = dict(NNODES="2", RDZV_ENDPOINT=f"127.0.0.1:{faults._free_port()}", RDZV_ID="mn-test")
     # Each agent gets a work dir of its own, as if on a node-local disk.
-    runs = _launch(
-        [_dist_train(1, tmp_path / f"node{node}", **rdzv) for node in range(2)], tmp_path
-    )
+    dirs = [tmp_path / f"node{node}" for node in range(2)]
+    runs = _launch([_dist_train(1, work_dir, **rdzv) for work_dir in dirs], tmp_path)
 
     for run in runs:
         assert run.returncode == 0, run.out[-4000:]
-    written = [_written(tmp_path / f"node{node}") for node in range(2)]
+    written = [_written(work_dir) for work_dir in dirs]
     # c10d lets the agents choose their node ranks: either may host rank 0.
     writer = max(range(2), key=lambda n: len(written[n]))
     assert written[1 - writer] == set(), "a rank other than 0 wrote into its work dir"
     assert {"latest.pth", "last_run.json", "digits_lenet.py"} <= written[writer]
-    assert len([n for n in written[writer] if n.endswith(".log")]) == 1
-    _assert_trained_like(tmp_path / f"node{writer}", reference)
+    (log,) = [n for n in written[writer] if n.endswith(".log")]
+    warning = f'work_dir "{dirs[writer]}" is not shared by all ranks: rank(s) 1 (host '
+    assert warning in (dirs[writer] / log).read_text()
+    _assert_trained_like(dirs[writer], reference)
+
+    # Resuming from node-local work dirs would let rank 1 start afresh: refused on every rank.
+    before = {p: p.stat().st_mtime_ns for p in dirs[writer].iterdir()}
+    rdzv["RDZV_ENDPOINT"] = f"127.0.0.1:{faults._free_port()}"
+    runs = _launch([_dist_train(1, d, "--auto-resume", **rdzv) for d in dirs], tmp_path)
+
+    for run in runs:  # the worker exits with 2 (bad input), torchrun then with 1
+        assert run.returncode == 1 and re.search(r"exitcode\s*: 2\b", run.out), run.out[-4000:]
+        assert f"error: UsageError: {warning}" in run.out and "Resuming needs it" in run.out
+    assert {p: p.stat().st_mtime_ns for p in dirs[writer].iterdir()} == before
+    assert _written(dirs[1 - writer]) == set()
 
 
 def _fake_slurm_bin(tmp_path: Path) -> Path:
@@ -228,6 +236,8 @@ def test_slurm_scripts_train_and_test_through_srun(tmp_path, reference):
         "show hostnames fakenode[0-1]"
     ] * 2
     _assert_trained_like(work, reference)
+    (log,) = work.glob("*.log")
+    assert "not shared by all ranks" not in log.read_text()  # one work dir for both ranks
 
     # Evaluate the checkpoint on a CPU cluster: GPUS_PER_NODE=0 asks for no GPU.
     results = tmp_path / "results.json"
