@@ -67,27 +67,28 @@ def on_rank_zero(func: Callable[[], T]) -> T:
 
 
 def check_shared_work_dir(
-    lock: WorkDirLock, resuming: bool, logger: logging.Logger | None = None
+    lock: WorkDirLock, auto_resume: bool, logger: logging.Logger | None = None
 ) -> None:
     """Check that every rank sees the work dir of rank 0 (one filesystem shared by all nodes).
 
     Rank 0 holds ``lock`` (its identity is in the lock file); each rank reads the lock file at
     its own path of the work dir. A rank that does not find rank 0's identity there has a work
     dir of its own, e.g. on a node-local disk. Training still works then (only rank 0 writes),
-    but resuming does not: every rank loads the checkpoint from its work dir, and a rank that
-    finds none would start afresh while the others continue (different weights, counters and
+    and so does ``--resume-from FILE`` with a FILE every node has, but auto-resume does not:
+    every rank picks the checkpoint to continue from in its own work dir, and a rank that finds
+    none would start afresh while the others continue (different weights, counters and
     iteration counts: a silent divergence or a hang). Call it on every rank after rank 0 took
     the lock. Does nothing without a process group, or when rank 0 could not lock (filesystem
     without ``flock``: no lock file to compare).
 
     Args:
         lock: The work dir's lock (held on rank 0 only).
-        resuming: Whether the run resumes (``--auto-resume``/``--resume-from``).
-        logger: Receives the warning of a non-shared work dir when not resuming (rank 0;
+        auto_resume: Whether the run auto-resumes (``--auto-resume``, ``--resume-from auto``).
+        logger: Receives the warning of a non-shared work dir when not auto-resuming (rank 0;
             default: the ``mmpar`` logger).
 
     Raises:
-        UsageError: ``resuming`` and some rank does not see rank 0's work dir (on every rank,
+        UsageError: ``auto_resume`` and some rank does not see rank 0's work dir (on every rank,
             after leaving the process group together).
     """
     from mmpar.utils.dist import broadcast_object, collect_results, get_dist_info
@@ -110,15 +111,15 @@ def check_shared_work_dir(
     where = broadcast_object(where)  # rank 0's finding, in rank 0's words
     if where is None:
         return
-    if not resuming:
+    if not auto_resume:
         (logger or get_logger("mmpar")).warning(
-            f"{where}; checkpoints and logs are written on rank 0's node only, and resuming "
-            "this run needs a work dir on a filesystem all nodes share (same path)"
+            f"{where}; checkpoints and logs are written on rank 0's node only, and auto-resume "
+            "needs a work dir on a filesystem all nodes share (same path)"
         )
         return
     destroy_dist()  # every rank got here and raises the same error
     raise UsageError(
-        f"{where}. Resuming needs it: every rank reads the checkpoint to resume from the work "
-        "dir. Put the work dir on a filesystem all nodes mount at the same path (NFS, Lustre, "
-        "...), or copy it to every node at the same path"
+        f"{where}. Auto-resume needs it: every rank picks the checkpoint to continue from in "
+        "its work dir. Put the work dir on a filesystem all nodes mount at the same path (NFS, "
+        "Lustre, ...), or pass --resume-from FILE with a checkpoint every node can read"
     )

@@ -1,6 +1,6 @@
 """on_rank_zero: rank 0 runs the check, every rank gets its result or raises its error.
 
-check_shared_work_dir: every rank sees rank 0's work dir, or resuming is refused.
+check_shared_work_dir: every rank sees rank 0's work dir, or auto-resume is refused.
 """
 
 import logging
@@ -71,24 +71,24 @@ def _views(monkeypatch, views):
 
 def test_shared_work_dir_is_not_checked_without_distribution(tmp_path, caplog):
     with WorkDirLock(tmp_path / "w") as lock:
-        check_shared_work_dir(lock, resuming=True)  # no group: nothing to compare, no error
+        check_shared_work_dir(lock, auto_resume=True)  # no group: nothing to compare, no error
     assert caplog.records == []
 
 
-@pytest.mark.parametrize("resuming", [False, True])
-def test_shared_work_dir_seen_by_every_rank_passes(monkeypatch, tmp_path, caplog, resuming):
+@pytest.mark.parametrize("auto_resume", [False, True])
+def test_shared_work_dir_seen_by_every_rank_passes(monkeypatch, tmp_path, caplog, auto_resume):
     _views(monkeypatch, [(0, "n0", True), (1, "n1", True)])
     with WorkDirLock(tmp_path / "w") as lock:
-        check_shared_work_dir(lock, resuming)
+        check_shared_work_dir(lock, auto_resume)
     assert caplog.records == []
 
 
-def test_node_local_work_dir_warns_when_training_and_refuses_resuming(monkeypatch, tmp_path):
+def test_node_local_work_dir_warns_when_training_and_refuses_auto_resume(monkeypatch, tmp_path):
     _views(monkeypatch, [(0, "n0", True), (1, "n1", True), (2, "n2", False), (3, "n2", False)])
     logger = logging.getLogger("test_shared_work_dir")
     with WorkDirLock(tmp_path / "w") as lock:
         with mock.patch.object(logger, "warning") as warning:
-            check_shared_work_dir(lock, resuming=False, logger=logger)
+            check_shared_work_dir(lock, auto_resume=False, logger=logger)
         where = (
             f'work_dir "{lock.work_dir}" is not shared by all ranks: rank(s) 2 (host n2), '
             f"3 (host n2) do not see rank 0's lock file {lock.path} there"
@@ -96,8 +96,8 @@ def test_node_local_work_dir_warns_when_training_and_refuses_resuming(monkeypatc
         warning.assert_called_once()
         assert warning.call_args.args[0].startswith(f"{where}; checkpoints and logs are written")
         with pytest.raises(UsageError) as err:
-            check_shared_work_dir(lock, resuming=True, logger=logger)
-        assert str(err.value).startswith(f"{where}. Resuming needs it")
+            check_shared_work_dir(lock, auto_resume=True, logger=logger)
+        assert str(err.value).startswith(f"{where}. Auto-resume needs it")
         assert "filesystem all nodes mount at the same path" in str(err.value)
 
 
@@ -115,12 +115,12 @@ def test_other_ranks_compare_rank_zeros_lock_identity(monkeypatch, tmp_path):
             monkeypatch.setattr(
                 dist_module, "broadcast_object", lambda obj, src=0, r=received: next(r)
             )
-            check_shared_work_dir(WorkDirLock(work_dir), resuming=True)  # not acquired: rank 1
+            check_shared_work_dir(WorkDirLock(work_dir), auto_resume=True)  # not acquired: rank 1
     assert [(rank, sees) for rank, _, sees in reported] == [(1, True), (1, False)]
 
 
 def test_no_lock_file_to_compare_skips_the_check(monkeypatch, tmp_path):
     # Rank 0 could not lock (a filesystem without flock): nothing is compared or refused.
     sent = _world(monkeypatch, rank=0)
-    check_shared_work_dir(WorkDirLock(tmp_path / "w"), resuming=True)
+    check_shared_work_dir(WorkDirLock(tmp_path / "w"), auto_resume=True)
     assert sent == [None]

@@ -141,7 +141,7 @@ def reference(tmp_path_factory) -> dict:
 
 
 @pytest.mark.slow
-def test_two_c10d_agents_train_like_one_agent_and_resume_needs_a_shared_work_dir(
+def test_two_c10d_agents_train_like_one_agent_and_auto_resume_needs_a_shared_work_dir(
     tmp_path, reference
 ):
     # The static rendezvous (NODE_RANK, MASTER_ADDR, PORT) builds on the same script; its
@@ -163,14 +163,14 @@ def test_two_c10d_agents_train_like_one_agent_and_resume_needs_a_shared_work_dir
     assert warning in (dirs[writer] / log).read_text()
     _assert_trained_like(dirs[writer], reference)
 
-    # Resuming from node-local work dirs would let rank 1 start afresh: refused on every rank.
+    # Auto-resume from node-local work dirs would let rank 1 start afresh: refused on all ranks.
     before = {p: p.stat().st_mtime_ns for p in dirs[writer].iterdir()}
     rdzv["RDZV_ENDPOINT"] = f"127.0.0.1:{faults._free_port()}"
     runs = _launch([_dist_train(1, d, "--auto-resume", **rdzv) for d in dirs], tmp_path)
 
     for run in runs:  # the worker exits with 2 (bad input), torchrun then with 1
         assert run.returncode == 1 and re.search(r"exitcode\s*: 2\b", run.out), run.out[-4000:]
-        assert f"error: UsageError: {warning}" in run.out and "Resuming needs it" in run.out
+        assert f"error: UsageError: {warning}" in run.out and "Auto-resume needs it" in run.out
     assert {p: p.stat().st_mtime_ns for p in dirs[writer].iterdir()} == before
     assert _written(dirs[1 - writer]) == set()
 
