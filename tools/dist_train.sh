@@ -4,7 +4,8 @@
 # Multi-node, static rendezvous: on every node set NNODES, NODE_RANK (0..NNODES-1),
 # MASTER_ADDR (node 0's address) and PORT or MASTER_PORT (default 29500).
 # Multi-node, c10d rendezvous: on every node set NNODES and RDZV_ENDPOINT=host:port (a host
-# all nodes reach; the agent on that host serves the rendezvous), optionally RDZV_ID; no
+# all nodes reach; the agent on that host serves the rendezvous), optionally RDZV_ID and
+# LOCAL_ADDR (this node's address for the others, if its host name does not resolve); no
 # NODE_RANK needed. PYTHON selects the interpreter (default: python).
 # See docs/distributed.md, "Multi-node and SLURM".
 set -euo pipefail

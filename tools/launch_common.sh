@@ -9,7 +9,9 @@
 #     and its own NODE_RANK.
 #   c10d (RDZV_ENDPOINT=host:port set): --rdzv_backend=c10d --rdzv_endpoint=RDZV_ENDPOINT
 #     --rdzv_id=RDZV_ID (default mmpar); the agents agree on node ranks themselves, so
-#     NODE_RANK/MASTER_ADDR/PORT are not used. NNODES may be a range MIN:MAX.
+#     NODE_RANK/MASTER_ADDR/PORT are not used. NNODES may be a range MIN:MAX. The workers
+#     reach rank 0 at the address of the agent that became node 0: its host name, or
+#     LOCAL_ADDR (--local_addr) when set on that node.
 # PYTHON selects the interpreter (default python).
 mmpar_torchrun() {
     local tool=$1 nproc=$2
@@ -21,6 +23,9 @@ mmpar_torchrun() {
             --rdzv_endpoint="$RDZV_ENDPOINT"
             --rdzv_id="${RDZV_ID:-mmpar}"
         )
+        if [ -n "${LOCAL_ADDR:-}" ]; then
+            rdzv+=(--local_addr="$LOCAL_ADDR")
+        fi
     else
         rdzv=(
             --node_rank="${NODE_RANK:-0}"

@@ -43,6 +43,7 @@ LAUNCH_VARS = (
     "PORT",
     "RDZV_ENDPOINT",
     "RDZV_ID",
+    "LOCAL_ADDR",
     "GPUS",
     "GPUS_PER_NODE",
     "CPUS_PER_TASK",
@@ -295,8 +296,9 @@ def _script(tmp_path: Path, script: str, *args, **env: str) -> subprocess.Comple
             + ["--rdzv_id=mmpar"],
         ),
         (
-            dict(NNODES="2", RDZV_ENDPOINT="head:29400", RDZV_ID="job7"),
-            ["--nnodes=2", "--rdzv_backend=c10d", "--rdzv_endpoint=head:29400", "--rdzv_id=job7"],
+            dict(NNODES="2", RDZV_ENDPOINT="head:29400", RDZV_ID="job7", LOCAL_ADDR="10.1.2.3"),
+            ["--nnodes=2", "--rdzv_backend=c10d", "--rdzv_endpoint=head:29400", "--rdzv_id=job7"]
+            + ["--local_addr=10.1.2.3"],
         ),
     ],
 )
