@@ -1,24 +1,17 @@
 #!/usr/bin/env bash
 # Launch tools/train.py on NPROC processes of this node with torchrun.
 # Usage: bash tools/dist_train.sh CONFIG NPROC [train.py args...]
-# Multi-node: set NNODES, NODE_RANK, MASTER_ADDR (and PORT) on every node.
-# PYTHON selects the interpreter (default: python).
+# Multi-node, static rendezvous: on every node set NNODES, NODE_RANK (0..NNODES-1),
+# MASTER_ADDR (node 0's address) and PORT or MASTER_PORT (default 29500).
+# Multi-node, c10d rendezvous: on every node set NNODES and RDZV_ENDPOINT=host:port (a host
+# all nodes reach; the agent on that host serves the rendezvous), optionally RDZV_ID and
+# LOCAL_ADDR (this node's address for the others, if its host name does not resolve); no
+# NODE_RANK needed. PYTHON selects the interpreter (default: python).
+# See docs/distributed.md, "Multi-node and SLURM".
 set -euo pipefail
 if [ "$#" -lt 2 ]; then
     echo "usage: $0 CONFIG NPROC [train.py args...]" >&2
     exit 2
 fi
-CONFIG=$1
-NPROC=$2
-NNODES=${NNODES:-1}
-NODE_RANK=${NODE_RANK:-0}
-PORT=${PORT:-${MASTER_PORT:-29500}}
-MASTER_ADDR=${MASTER_ADDR:-127.0.0.1}
-PYTHON=${PYTHON:-python}
-exec "$PYTHON" -m torch.distributed.run \
-    --nnodes="$NNODES" \
-    --node_rank="$NODE_RANK" \
-    --master_addr="$MASTER_ADDR" \
-    --master_port="$PORT" \
-    --nproc_per_node="$NPROC" \
-    "$(dirname "$0")/train.py" "$CONFIG" --launcher pytorch "${@:3}"
+source "$(dirname "$0")/launch_common.sh"
+mmpar_torchrun train.py "$2" "$1" --launcher pytorch "${@:3}"

@@ -35,6 +35,7 @@ from mmpar.cli import (
     UsageError,
     WorkDirLock,
     add_trust_checkpoint_argument,
+    check_shared_work_dir,
     check_work_dir,
     environment_errors,
     init_launcher,
@@ -257,6 +258,9 @@ def lock_and_build(args: argparse.Namespace, setup_result: tuple, log: DeferredL
     lock = WorkDirLock(cfg.work_dir)
     on_rank_zero(lock.acquire)
     try:
+        # As build_train_runner decides: resume_from wins over auto_resume.
+        auto_resume = (cfg.get("resume_from") or ("auto" if cfg.auto_resume else None)) == "auto"
+        check_shared_work_dir(lock, auto_resume)
         # Unique per run (rank 0 draws it): names both <timestamp>.log and .log.json.
         timestamp = on_rank_zero(lambda: new_log_name(cfg.work_dir))
         runner, data_loaders = build_train_runner(

@@ -3,7 +3,8 @@
 - :mod:`~mmpar.cli.errors`: one ``error:`` line and an exit code instead of a traceback
   (:func:`user_errors`: exit code 2, :func:`environment_errors`: exit code 1).
 - :mod:`~mmpar.cli.args`: the ``--trust-checkpoint`` flag, checks of ``--work-dir``/``--out``.
-- :mod:`~mmpar.cli.launch`: ``--launcher`` (:func:`init_launcher`), :func:`on_rank_zero`.
+- :mod:`~mmpar.cli.launch`: ``--launcher`` (:func:`init_launcher`), :func:`on_rank_zero`,
+  :func:`check_shared_work_dir` (multi-node).
 - :mod:`~mmpar.cli.logfile`: a log file written only once the set-up succeeded, under a name
   no other run takes (:func:`new_log_name`).
 - :mod:`~mmpar.cli.workdir_lock`: one run per work dir (:class:`WorkDirLock`).
@@ -22,7 +23,7 @@ from .errors import (
     fail,
     user_errors,
 )
-from .launch import init_launcher, on_rank_zero
+from .launch import check_shared_work_dir, init_launcher, on_rank_zero
 from .logfile import DeferredLogFile, new_log_name
 from .summary import format_summary, report_summary, run_status
 from .workdir_lock import LOCK_FILE_NAME, WorkDirLock, WorkDirLockedError
@@ -39,6 +40,7 @@ __all__ = [
     "WorkDirLockedError",
     "add_trust_checkpoint_argument",
     "check_output_file",
+    "check_shared_work_dir",
     "check_work_dir",
     "environment_errors",
     "error_message",

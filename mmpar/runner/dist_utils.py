@@ -179,9 +179,19 @@ def _slurm_master_addr(node_list: str) -> str:
             'init_dist(launcher="slurm"): `scontrol` is not on PATH; run inside a slurm '
             "allocation (srun) or set MASTER_ADDR yourself"
         )
-    out = subprocess.run(
-        ["scontrol", "show", "hostnames", node_list], capture_output=True, text=True, check=True
-    ).stdout.split()
+    try:
+        out = subprocess.run(
+            ["scontrol", "show", "hostnames", node_list],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError) as err:
+        detail = getattr(err, "stderr", None) or err
+        raise RuntimeError(
+            f'init_dist(launcher="slurm"): `scontrol show hostnames {node_list}` failed: '
+            f"{str(detail).strip()}; set MASTER_ADDR to the first node's address yourself"
+        ) from err
     if not out:
         raise RuntimeError(f"init_dist: `scontrol show hostnames {node_list}` printed no host")
     return out[0]

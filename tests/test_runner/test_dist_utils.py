@@ -119,6 +119,20 @@ def test_slurm_default_port_and_missing_pieces(clean_env, recorded_init, tmp_pat
         init_dist("slurm")
 
 
+def test_slurm_failing_scontrol_is_a_clear_runtime_error(clean_env, recorded_init, tmp_path):
+    fake = tmp_path / "scontrol"
+    fake.write_text('#!/bin/sh\necho "scontrol: error: Invalid node name specified" >&2\nexit 1\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    clean_env["PATH"] = f"{tmp_path}{os.pathsep}{clean_env.get('PATH', '')}"
+    clean_env.pop("MASTER_ADDR", None)
+    clean_env.update(SLURM_PROCID="0", SLURM_NTASKS="2", SLURM_NODELIST="bad[")
+    with pytest.raises(RuntimeError) as err:
+        init_dist("slurm", backend="gloo")
+    msg = str(err.value)
+    assert "`scontrol show hostnames bad[` failed: scontrol: error: Invalid node name" in msg
+    assert "set MASTER_ADDR" in msg and recorded_init == []
+
+
 def test_mpi_requires_master_addr(clean_env, recorded_init):
     clean_env.update(
         OMPI_COMM_WORLD_RANK="2", OMPI_COMM_WORLD_SIZE="4", OMPI_COMM_WORLD_LOCAL_RANK="0"
