@@ -287,7 +287,9 @@ def build_train_runner(
     with config_error_context("data"):
         data_loaders = build_train_dataloaders(datasets, cfg, distributed)
 
-    model = compile_model(model, cfg.get("compile"))  # in place, before any wrapper
+    # In place, before any wrapper; refused for MMDataParallel over several GPUs.
+    replicas = 1 if distributed or not torch.cuda.is_available() else len(cfg.get("gpu_ids") or [0])
+    model = compile_model(model, cfg.get("compile"), replicas)
     model = wrap_model(
         model,
         distributed,

@@ -36,6 +36,8 @@ from mmpar.utils.config_args import (
 
 __all__ = [
     "CompileBackendError",
+    "CompileConfigError",
+    "CompiledStep",
     "compile_model",
     "compile_options",
     "match_compiled_keys",
@@ -138,26 +140,42 @@ def backend_failure_message(options: dict, err: BaseException) -> str:
     )
 
 
-def _compiled_step(model: nn.Module, name: str, options: dict) -> None:
-    """Replace ``model.<name>`` by its compiled version, with backend errors made readable."""
-    from torch._dynamo.exc import BackendCompilerFailed
+class CompiledStep:
+    """A model's ``train_step``/``val_step`` run through ``torch.compile`` (an instance attribute).
 
-    step = getattr(model, name)
-    # The loss parsing of a step logs floats (.item()), which breaks the graph by design:
-    # fullgraph applies to model(...) (the forward), not to the steps around it.
-    compiled = torch.compile(step, **{**options, "fullgraph": False})
+    The class's method is compiled and called with the model, so the model keeps its class. A
+    copy of the model (``copy.deepcopy``, pickling) gets the plain method back, bound to the
+    copy, never a step of the original model: as for ``nn.Module.compile()``, whose compiled
+    ``__call__`` is dropped from copies, a copy runs eagerly until compiled itself.
 
-    @functools.wraps(step)
-    def run(*args: Any, **kwargs: Any) -> Any:
+    Args:
+        model: The model.
+        name: The method, ``'train_step'`` or ``'val_step'``.
+        options: The ``torch.compile`` arguments.
+    """
+
+    def __init__(self, model: nn.Module, name: str, options: dict) -> None:
+        step = getattr(type(model), name)
+        functools.update_wrapper(self, step)
+        self.model, self.name, self.options = model, name, options
+        # The loss parsing of a step logs floats (.item()), which breaks the graph by design:
+        # fullgraph applies to model(...) (the forward), not to the steps around it.
+        self._compiled = torch.compile(step, **{**options, "fullgraph": False})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the compiled step; a backend failure becomes :class:`CompileBackendError`."""
+        from torch._dynamo.exc import BackendCompilerFailed
+
         try:
-            return compiled(*args, **kwargs)
+            return self._compiled(self.model, *args, **kwargs)
         except BackendCompilerFailed as err:
-            raise CompileBackendError(backend_failure_message(options, err)) from err
+            raise CompileBackendError(backend_failure_message(self.options, err)) from err
 
-    setattr(model, name, run)
+    def __reduce__(self) -> tuple:
+        return getattr, (self.model, self.name)
 
 
-def compile_model(model: nn.Module, value: Any) -> nn.Module:
+def compile_model(model: nn.Module, value: Any, replicas: int = 1) -> nn.Module:
     """Compile ``model`` in place as the config value ``compile`` asks; return it.
 
     ``model.compile(**options)`` compiles ``model(...)``; ``train_step`` and ``val_step`` (when
@@ -168,24 +186,33 @@ def compile_model(model: nn.Module, value: Any) -> nn.Module:
     Args:
         model: The bare model.
         value: The config value ``compile`` (see :func:`compile_options`).
+        replicas: How many devices one process runs the model on (``MMDataParallel`` with
+            several ``gpu_ids``). Compiled models are refused there: the replicas would share
+            the original model's compiled methods; use one process per device (MMDDP).
 
     Returns:
         ``model`` itself (compiled when ``value`` asks for it).
 
     Raises:
         ConfigArgumentError: A bad ``compile`` value (see :func:`compile_options`).
-        CompileConfigError: An unknown backend, or options ``torch.compile`` refuses
-            (e.g. an unknown ``mode``).
+        CompileConfigError: An unknown backend, options ``torch.compile`` refuses (e.g. an
+            unknown ``mode``), or ``replicas > 1``.
     """
     options = compile_options(value)
     if options is None:
         return model
+    if replicas > 1:
+        raise CompileConfigError(
+            f"compile: a compiled model cannot be replicated over {replicas} devices in one "
+            "process (MMDataParallel with several gpu_ids); launch one process per device "
+            "(tools/dist_train.sh, MMDistributedDataParallel) or remove compile"
+        )
     with config_error_context("compile"):
         try:
             model.compile(**options)
             for name in STEP_METHODS:
-                if callable(getattr(model, name, None)):
-                    _compiled_step(model, name, options)
+                if callable(getattr(type(model), name, None)):
+                    setattr(model, name, CompiledStep(model, name, options))
         except (RuntimeError, ValueError) as err:  # e.g. mode='fast': torch lists the modes
             raise CompileConfigError(f"torch.compile refused {options}: {err}") from err
     return model

@@ -5,7 +5,10 @@ which code runs compiled and what the checkpoints hold, not the compiler. The re
 backend is exercised by tests/e2e/test_compile_tool.py (its failure without a C++ compiler).
 """
 
+import copy
+import math
 import os
+import pickle
 from collections import OrderedDict
 
 import pytest
@@ -235,3 +238,21 @@ def test_orig_mod_keys_of_torch_compile_wrappers_are_stripped_both_ways(tmp_path
     assert saved and not [k for k in [*saved, *saved._metadata] if "_orig_mod" in k]
     assert list(match_compiled_keys(saved, holder.state_dict())) == list(holder.state_dict())
     load_checkpoint(holder, str(path), strict=True, revise_keys=[(r"^module\._orig_mod", "net")])
+
+
+def test_copies_of_a_compiled_model_step_themselves_not_the_original():
+    model = compile_model(_model(), dict(backend="eager"))
+    twin = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in twin.parameters():
+            p.zero_()  # all-zero logits: the loss is log(10) for the copy only
+    original = model.train_step(_batch())["log_vars"]["loss"]
+    assert twin.train_step(_batch())["log_vars"]["loss"] == pytest.approx(math.log(10))
+    assert model.train_step(_batch())["log_vars"]["loss"] == original != pytest.approx(2.3026)
+    restored = pickle.loads(pickle.dumps(model))
+    assert restored.val_step(_batch())["log_vars"]["loss"] == pytest.approx(original)
+
+
+def test_replicating_a_compiled_model_in_one_process_is_refused():
+    with pytest.raises(ValueError, match="replicated over 2 devices"):
+        compile_model(_model(), True, replicas=2)
