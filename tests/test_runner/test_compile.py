@@ -87,6 +87,14 @@ def test_train_step_runs_compiled_code_under_both_wrappers(request, wrapper, cls
     assert list(compiled.state_dict()) == list(eager.state_dict())
 
 
+def test_aot_eager_compiles_the_backward_to_the_same_gradients():
+    eager, model = _model(), compile_model(_model(), dict(backend="aot_eager"))
+    for m in (eager, model):
+        MMDataParallel(m, device_ids=[-1]).train_step(_batch(), None)["loss"].backward()
+    for (name, p), q in zip(eager.named_parameters(), model.parameters()):
+        torch.testing.assert_close(q.grad, p.grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
 def test_eval_forward_and_val_step_compile_and_switch_modes():
     counter = CompileCounter()
     eager, model = _model(), compile_model(_model(), dict(backend=counter))
