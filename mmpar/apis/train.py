@@ -274,6 +274,8 @@ def build_train_runner(
     writes its first file. Errors name the config key at fault
     (``optimizer: SGD (registry "optimizer"): unexpected keyword argument "lrr" ...``).
     The runner creates ``cfg.work_dir`` if it is missing (an empty directory).
+    ``cfg.compile`` (True, or a dict of ``torch.compile`` arguments) compiles the model in
+    place before it is wrapped (see :func:`mmpar.runner.model_compile.compile_model`).
 
     Args:
         model: The bare model (``train_step``/``val_step`` API).
@@ -293,6 +295,7 @@ def build_train_runner(
     """
     from mmpar.runner import DistSamplerSeedHook, build_optimizer, build_runner
     from mmpar.runner.epoch_based_runner import check_workflow
+    from mmpar.runner.model_compile import compile_model
 
     logger = get_logger("mmpar", log_level=cfg.get("log_level", "INFO"))
     datasets = list(dataset) if isinstance(dataset, (list, tuple)) else [dataset]
@@ -301,6 +304,9 @@ def build_train_runner(
     with config_error_context("data"):
         data_loaders = build_train_dataloaders(datasets, cfg, distributed)
 
+    # In place, before any wrapper; refused for MMDataParallel over several GPUs.
+    replicas = 1 if distributed or not torch.cuda.is_available() else len(cfg.get("gpu_ids") or [0])
+    model = compile_model(model, cfg.get("compile"), replicas)
     with config_error_context("model_wrapper"):
         model = wrap_model(
             model,

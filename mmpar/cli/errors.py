@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Iterator
 
 from mmpar.runner.checkpoint import CheckpointError, CheckpointSaveError, UnsafeCheckpointError
+from mmpar.runner.model_compile import CompileBackendError
 from mmpar.utils.registry import ConfigArgumentError
 
 
@@ -42,8 +43,9 @@ USER_ERRORS = (
 )
 
 # Errors of the environment met while running: not bugs, so a traceback would only distract,
-# but not bad input either (exit code 1, not 2).
-ENVIRONMENT_ERRORS = (CheckpointSaveError,)
+# but not bad input either (exit code 1, not 2). CompileBackendError: the torch.compile
+# backend cannot compile here (e.g. inductor without a C++ compiler), met at the first step.
+ENVIRONMENT_ERRORS = (CheckpointSaveError, CompileBackendError)
 
 TRUST_CHECKPOINT_FLAG = "--trust-checkpoint"
 TRUST_CHECKPOINT_HINT = (

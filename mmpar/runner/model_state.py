@@ -11,6 +11,7 @@ import torch.nn as nn
 
 from mmpar.parallel import is_module_wrapper
 
+from .model_compile import match_compiled_keys, strip_compile_prefix
 from .safe_load import CheckpointError
 
 __all__ = ["CheckpointMismatchError", "get_state_dict", "load_state_dict", "weights_to_cpu"]
@@ -78,12 +79,15 @@ def get_state_dict(
         for wrapped in wrapped_prefixes:
             if key.startswith(wrapped + "module."):
                 key = wrapped + key[len(wrapped) + len("module.") :]
+        key = strip_compile_prefix(key)  # a torch.compile(...) wrapper inside the model
         if isinstance(value, torch.Tensor) and not keep_vars:
             value = value.detach().cpu()
         out[prefix + key] = value
     metadata = getattr(state, "_metadata", None)
     if metadata is not None and not prefix:
-        out._metadata = metadata  # type: ignore[attr-defined]
+        out._metadata = OrderedDict(  # type: ignore[attr-defined]
+            (strip_compile_prefix(k + ".")[:-1], v) for k, v in metadata.items()
+        )
     return out
 
 
@@ -115,6 +119,7 @@ def load_state_dict(
     """
     module = _unwrap(module)
     own = module.state_dict()
+    state_dict = match_compiled_keys(state_dict, own)  # '_orig_mod.' of torch.compile wrappers
     shape_mismatch = []
     mismatched: set = set()  # reported as mis-shaped, not also as missing
     filtered = OrderedDict()
