@@ -9,8 +9,9 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from mmpar.parallel import is_module_wrapper
+from mmpar.parallel import is_fully_sharded, is_module_wrapper
 
+from .fsdp_state import load_full_model_state
 from .safe_load import CheckpointError
 
 __all__ = ["CheckpointMismatchError", "get_state_dict", "load_state_dict", "weights_to_cpu"]
@@ -100,7 +101,8 @@ def load_state_dict(
     "nothing" would silently leave the module as it was.
 
     Args:
-        module: Target module (module wrappers are unwrapped).
+        module: Target module (module wrappers are unwrapped). If it is sharded (FSDP),
+            every rank must call this with the same full ``state_dict`` (collective).
         state_dict: Parameter and buffer tensors by name.
         strict: Raise instead of warning when anything does not match.
         logger: Where to report mismatches (default: the ``mmpar`` logger).
@@ -134,7 +136,10 @@ def load_state_dict(
     metadata = getattr(state_dict, "_metadata", None)
     if metadata is not None:
         filtered._metadata = metadata  # type: ignore[attr-defined]
-    result = module.load_state_dict(filtered, strict=False)
+    if is_fully_sharded(module):  # every rank takes its shard of the full tensors
+        result = load_full_model_state(module, filtered)
+    else:
+        result = module.load_state_dict(filtered, strict=False)
     # BatchNorm's num_batches_tracked is often absent from older checkpoints; not worth a warning.
     missing = [
         k

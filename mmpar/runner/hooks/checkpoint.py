@@ -11,6 +11,8 @@ import torch
 from mmpar.utils.dist import is_distributed
 from mmpar.utils.registry import ConfigArgumentError
 
+from ..atomic_file import remove_checkpoint
+from ..fsdp_state import checkpoint_is_collective
 from .hook import HOOKS, Hook
 
 
@@ -22,7 +24,8 @@ class CheckpointHook(Hook):
     at the newest. With ``max_keep_ckpts > 0`` older checkpoints are deleted, but only files
     this hook wrote (the list survives resume through :meth:`state_dict`) and never the
     checkpoint recorded as best (``runner.meta['hook_msgs']['best_ckpt']``). Only rank 0
-    writes.
+    writes; with a sharded (FSDP) model every rank joins the save (see
+    :func:`~mmpar.runner.fsdp_state.checkpoint_is_collective`), and rank 0 deletes old ones.
 
     Args:
         interval: Save every ``interval`` epochs (``by_epoch``) or iterations; ``-1``: never
@@ -122,7 +125,7 @@ class CheckpointHook(Hook):
     def _save_checkpoint(self, runner: Any) -> None:
         if self.sync_buffer:
             self._sync_buffers(runner)
-        if runner.rank != 0:
+        if runner.rank != 0 and not checkpoint_is_collective(runner):
             return
         default_tmpl = "epoch_{}.pth" if self.by_epoch else "iter_{}.pth"
         number = runner.epoch + 1 if self.by_epoch else runner.iter + 1
@@ -145,7 +148,8 @@ class CheckpointHook(Hook):
             meta=self.args.get("meta"),
             create_symlink=self.args.get("create_symlink", True),
         )
-        self._rotate(runner, filename)
+        if runner.rank == 0:
+            self._rotate(runner, filename)
 
     def _rotate(self, runner: Any, current: str) -> None:
         if self.max_keep_ckpts <= 0:
@@ -157,8 +161,7 @@ class CheckpointHook(Hook):
             if old in (current, best_name):
                 continue
             path = os.path.join(self.out_dir, old)
-            if os.path.isfile(path):
-                os.remove(path)
+            remove_checkpoint(path)
 
     def state_dict(self) -> dict:
         """The names of the checkpoints this hook wrote (for rotation after resume)."""
