@@ -63,6 +63,7 @@ from .safe_load import (
     CorruptCheckpointError,
     UnsafeCheckpointError,
 )
+from .sharded_checkpoint import is_sharded_checkpoint, load_sharded_checkpoint
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
@@ -301,9 +302,13 @@ def load_checkpoint(
         weights_only: Unpickle only tensors and plain containers (safe). Set False only for
             trusted files that hold other Python objects.
 
+    A sharded checkpoint (a directory, see :mod:`mmpar.runner.sharded_checkpoint`) is read
+    with ``torch.distributed.checkpoint``: collective under ``torch.distributed``, every
+    shard in one process; ``map_location`` and ``revise_keys`` do not apply to it.
+
     Returns:
         The loaded checkpoint (a dict). Checkpoints whose top level is the state dict itself
-        are accepted too.
+        are accepted too. For a sharded checkpoint: its header (``meta``, ``mmpar_state``).
 
     Raises:
         FileNotFoundError: The file does not exist.
@@ -312,6 +317,8 @@ def load_checkpoint(
         CheckpointMismatchError: ``strict`` and the keys do not match, or no tensor fits the
             model (see :func:`load_state_dict`); the message names the file.
     """
+    if is_sharded_checkpoint(filename):  # a directory: see mmpar.runner.sharded_checkpoint
+        return load_sharded_checkpoint(model, filename, strict=strict, logger=logger)
     checkpoint = _load_checkpoint(filename, map_location, logger, weights_only)
     if not isinstance(checkpoint, dict):
         raise CorruptCheckpointError(

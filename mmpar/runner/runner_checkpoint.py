@@ -17,6 +17,7 @@ from mmpar.parallel import is_fully_sharded
 
 from .checkpoint import load_checkpoint, save_checkpoint, update_latest_link
 from .fsdp_state import checkpoint_is_collective, load_full_optimizer_state
+from .sharded_checkpoint import save_sharded_checkpoint
 
 
 def numbered_checkpoint_saver(default_tmpl: str, counter: str) -> Callable[..., str]:
@@ -59,6 +60,29 @@ class CheckpointMixin(metaclass=ABCMeta):
     ``_run_id`` and ``resume_state()``.
     """
 
+    #: Write sharded checkpoint directories instead of ``.pth`` files (see
+    #: :meth:`use_sharded_checkpoints`).
+    sharded_checkpoints = False
+
+    def use_sharded_checkpoints(self, sharded: bool = True) -> None:
+        """Make every checkpoint this runner writes a sharded (DCP) directory, or a file again.
+
+        ``CheckpointHook(sharded=True)`` (``checkpoint_config = dict(sharded=True)``) calls
+        this; periodic, best and preemption checkpoints then all are directories, each rank
+        writing its shards (see :mod:`mmpar.runner.sharded_checkpoint`).
+
+        Raises:
+            ValueError: ``sharded`` but the model is not sharded (FSDP): a sharded checkpoint
+                of a replicated model would just be a full one split into files.
+        """
+        if sharded and not checkpoint_is_collective(self):
+            raise ValueError(
+                "sharded checkpoints (checkpoint_config.sharded=True) need a sharded model: set "
+                "model_wrapper = dict(type='MMFullyShardedDataParallel') and launch with "
+                f"torchrun, or drop sharded=True (the model is {type(self.model).__name__})"
+            )
+        self.sharded_checkpoints = sharded
+
     @abstractmethod
     def save_checkpoint(
         self,
@@ -90,8 +114,13 @@ class CheckpointMixin(metaclass=ABCMeta):
         meta["run_id"] = self._run_id  # an added key: mmcv reads such meta unchanged
         filepath = os.path.join(out_dir, filename)
         optimizer = self.optimizer if save_optimizer else None
-        # Sharded model: every rank calls this (collective), rank 0 writes.
-        save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())
+        # Sharded model: every rank calls this (collective), rank 0 writes (or renames).
+        if self.sharded_checkpoints:
+            save_sharded_checkpoint(
+                self.model, filepath, optimizer, meta, extra_state=self.resume_state()
+            )
+        else:
+            save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())
         if create_symlink and (self._rank == 0 or not checkpoint_is_collective(self)):
             update_latest_link(out_dir, filename)
         return filepath

@@ -6,7 +6,9 @@ checkpoint, a checkpoint every 10 of the 46 iterations, the newest 2 kept). A re
 never interrupted. The others are SIGKILLed (every rank) by a fault plugin, inspected, and
 finished by ``tools/train.py --auto-resume``; their checkpoints must then be the reference's
 (same names, so rotation and the best checkpoint survived) with bit-identical weights and
-optimizer state. The runs go two at a time in the background (``runs`` fixture) while the
+optimizer state. A run with sharded checkpoints (directories) is killed after the shards of a
+random periodic checkpoint are written, before the directory is renamed into place. The runs
+go two at a time in the background (``runs`` fixture) while the
 tests wait for the one they check.
 """
 
@@ -29,9 +31,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the sibling modules whose helpers are reused (importlib mode)
 from test_dist_faults import DIST_OPTIONS, TOTAL_ITERS, _env, _free_port  # noqa: E402
 
+from mmpar.cli import LOCK_FILE_NAME  # noqa: E402
 from mmpar.models import build_classifier  # noqa: E402
 from mmpar.runner import load_checkpoint  # noqa: E402
 from mmpar.runner.run_identity import choose_resume_checkpoint  # noqa: E402
+from mmpar.runner.sharded_checkpoint import convert_sharded_checkpoint  # noqa: E402
 from mmpar.utils import Config  # noqa: E402
 
 REPO = HERE.parents[1]
@@ -40,6 +44,8 @@ TIMEOUT = 180  # seconds for one torchrun job
 # A random iteration to kill at (after the first checkpoint, before the last iteration); the
 # test ids do not show it, the failure messages do.
 KILL_ITER = random.Random().randint(11, TOTAL_ITERS - 1)
+# The sharded checkpoint whose save is killed between writing the shards and renaming.
+SHARDED_KILL = random.Random().choice([20, 30, 40])
 # The checkpoints both runs end with: rotation keeps 2 periodic ones; one best checkpoint.
 FINAL = ["best_accuracy_top-1_epoch_2.pth", "iter_40.pth", f"iter_{TOTAL_ITERS}.pth"]
 
@@ -102,6 +108,9 @@ SCENARIOS = {
     "full-kill": lambda root: kill_and_resume(
         root, fault=f"hook:after_train_iter:iter={KILL_ITER}"
     ),
+    "sharded-kill": lambda root: kill_and_resume(
+        root, "checkpoint_config.sharded=True", fsdp_fault=f"dcp:iter_{SHARDED_KILL}.pth"
+    ),
 }
 
 
@@ -140,6 +149,12 @@ def assert_same_checkpoints(reference_dir: Path, work_dir: Path, note: str) -> N
                 )
 
 
+def _newest_at(iteration: int) -> str:
+    """The newest checkpoint after ``iteration`` iterations: periodic, or epoch 1's best (23)."""
+    newest = max(iteration // 10 * 10, 23 if iteration > 23 else 0)
+    return "best_accuracy_top-1_epoch_1.pth" if newest == 23 else f"iter_{newest}.pth"
+
+
 @pytest.mark.slow
 def test_full_checkpoint_is_the_plain_models_and_evaluates_in_one_process(runs):
     ref = runs["reference"].result()
@@ -166,10 +181,47 @@ def test_full_checkpoint_resumes_exactly_after_sigkill(runs):
     assert run.killed.returncode != 0 and "FAULT hook:" in run.killed.out, (
         f"{note}\n{run.killed.out[-6000:]}"
     )
-    # The newest checkpoint: periodic (every 10) or the best one of epoch 1 (iteration 23).
-    newest = max(KILL_ITER // 10 * 10, 23 if KILL_ITER > 23 else 0)
-    name = "best_accuracy_top-1_epoch_1.pth" if newest == 23 else f"iter_{newest}.pth"
-    assert os.path.basename(run.left.found) == name, (note, run.left)
+    # The kill came after the checkpoint hook of that iteration (and before the evaluation).
+    assert os.path.basename(run.left.found) == _newest_at(KILL_ITER), (note, run.left)
     _ok(run.resumed)
     assert f"resumed from {run.left.found}" in run.resumed.out, note
     assert_same_checkpoints(runs["reference"].result().work_dir, run.work_dir, note)
+
+
+@pytest.mark.slow
+def test_sharded_checkpoint_is_atomic_rotates_and_resumes_exactly(runs, tmp_path):
+    run = runs["sharded-kill"].result()
+    note = f"killed while saving iter_{SHARDED_KILL}.pth"
+    assert run.killed.returncode != 0 and "FAULT dcp:" in run.killed.out, (
+        f"{note}\n{run.killed.out[-6000:]}"
+    )
+    # The shards of the killed save are complete, but under a hidden temporary name, which
+    # auto-resume ignores: it continues from the newest checkpoint before it.
+    temporary = [n for n in run.left.names if n.startswith(f".iter_{SHARDED_KILL}.pth.tmp.")]
+    assert len(temporary) == 1, (note, run.left.names)
+    assert f"iter_{SHARDED_KILL}.pth" not in run.left.names
+    assert os.path.basename(run.left.found) == _newest_at(SHARDED_KILL - 1), (note, run.left)
+
+    _ok(run.resumed)
+    assert f"resumed from {run.left.found}" in run.resumed.out, note
+    names = sorted(os.listdir(run.work_dir))
+    assert [n for n in names if n.startswith(".") and n != LOCK_FILE_NAME] == [], names
+    assert _checkpoints(run.work_dir) == FINAL, names  # rotation removed older directories
+    assert all((run.work_dir / n).is_dir() for n in FINAL)
+    assert os.readlink(run.work_dir / "latest.pth") == f"iter_{TOTAL_ITERS}.pth"
+    # Converted to files, they are the reference run's full checkpoints, bit for bit.
+    converted = tmp_path / "converted"
+    converted.mkdir()
+    for name in FINAL[:-1]:
+        convert_sharded_checkpoint(str(run.work_dir / name), str(converted / name))
+    tool = subprocess.run(  # the last one with the tool, through the latest.pth link
+        [sys.executable, "tools/convert_sharded_checkpoint.py", str(run.work_dir / "latest.pth")]
+        + [str(converted / FINAL[-1])],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert tool.returncode == 0, tool.stderr[-4000:]
+    assert_same_checkpoints(runs["reference"].result().work_dir, converted, note)

@@ -40,7 +40,11 @@ class CheckpointHook(Hook):
         sync_buffer: All-reduce (average) floating-point buffers across ranks before saving.
         file_client_args: Accepted for mmcv 1.x compatibility; only local paths are supported.
         **kwargs: ``filename_tmpl`` (default ``'epoch_{}.pth'``/``'iter_{}.pth'``),
-            ``create_symlink`` (default True), ``meta``.
+            ``create_symlink`` (default True), ``meta``, and ``sharded`` (default False): with
+            a sharded (FSDP) model, write every checkpoint of the run (periodic, best,
+            preemption) as a ``torch.distributed.checkpoint`` directory of that name, each
+            rank writing its shards (:meth:`~mmpar.runner.BaseRunner.use_sharded_checkpoints`;
+            a ValueError for other models).
 
     Needs from the runner: ``work_dir``, ``epoch``/``iter``, ``rank``, ``meta``,
     ``save_checkpoint``.
@@ -65,11 +69,15 @@ class CheckpointHook(Hook):
                 f"CheckpointHook: interval must be a positive int, or -1 to save only the last "
                 f"checkpoint (with save_last=True), but got {interval}"
             )
-        unknown = set(kwargs) - {"filename_tmpl", "create_symlink", "meta"}
+        unknown = set(kwargs) - {"filename_tmpl", "create_symlink", "meta", "sharded"}
         if unknown:
             raise ConfigArgumentError(
                 f"CheckpointHook got unknown arguments {sorted(unknown)}; extra arguments may be "
-                "filename_tmpl, create_symlink and meta"
+                "filename_tmpl, create_symlink, meta and sharded"
+            )
+        if not isinstance(kwargs.get("sharded", False), bool):
+            raise TypeError(
+                f"CheckpointHook: sharded must be True or False, got {kwargs['sharded']!r}"
             )
         if file_client_args is not None:
             warnings.warn(
@@ -96,6 +104,8 @@ class CheckpointHook(Hook):
             )
         if self.out_dir is None:
             raise ValueError("CheckpointHook needs out_dir or a runner with a work_dir")
+        if self.sharded:
+            runner.use_sharded_checkpoints()
         runner.logger.info("Checkpoints will be saved to %s", self.out_dir)
 
     def after_train_epoch(self, runner: Any) -> None:
@@ -113,6 +123,11 @@ class CheckpointHook(Hook):
             or (self.save_last and self.is_last_iter(runner))
         ):
             self._save_checkpoint(runner)
+
+    @property
+    def sharded(self) -> bool:
+        """Whether checkpoints are sharded directories (``sharded=True``)."""
+        return bool(self.args.get("sharded", False))
 
     def _sync_buffers(self, runner: Any) -> None:
         if not is_distributed() or runner.world_size <= 1:
