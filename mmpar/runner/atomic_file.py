@@ -12,7 +12,7 @@ import os
 import shutil
 from collections.abc import Iterator
 
-__all__ = ["atomic_path", "fsync_dir", "update_latest_link"]
+__all__ = ["atomic_path", "fsync_dir", "remove_checkpoint", "update_latest_link"]
 
 
 @contextlib.contextmanager
@@ -88,5 +88,28 @@ def update_latest_link(out_dir: str, filename: str, link_name: str = "latest.pth
         try:
             os.symlink(filename, tmp)  # relative target: the directory can be moved
         except (OSError, NotImplementedError):
-            shutil.copyfile(os.path.join(out_dir, filename), tmp)
+            target = os.path.join(out_dir, filename)
+            if os.path.isdir(target):  # a sharded checkpoint
+                shutil.copytree(target, tmp)
+            else:
+                shutil.copyfile(target, tmp)
     return dst
+
+
+def remove_checkpoint(path: str) -> bool:
+    """Delete a checkpoint: a file, or a sharded checkpoint's directory; False if none is there.
+
+    A directory is first renamed to a hidden temporary name, so a crash half-way through the
+    deletion never leaves a partial checkpoint under the real name.
+    """
+    if os.path.isdir(path) and not os.path.islink(path):
+        parent, name = os.path.split(os.path.abspath(path))
+        doomed = os.path.join(parent, f".{name}.tmp.{os.getpid()}")
+        shutil.rmtree(doomed, ignore_errors=True)
+        os.replace(path, doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+        return True
+    if os.path.isfile(path):
+        os.remove(path)
+        return True
+    return False

@@ -23,8 +23,10 @@ import torch
 import torch.nn as nn
 from torch.optim import Optimizer
 
+from mmpar.parallel import is_fully_sharded
 from mmpar.parallel import is_module_wrapper as is_module_wrapper  # importable here, as in mmcv
 from mmpar.utils.compat_errors import MessageKeyError
+from mmpar.utils.dist import get_dist_info
 from mmpar.version import __version__
 
 from .atomic_file import atomic_path
@@ -47,6 +49,7 @@ from .checkpoint_loader import (
     load_from_pavi,
     load_from_torchvision,
 )
+from .fsdp_state import broadcast_buffers, gather_full_model_state, gather_full_optimizer_state
 from .model_state import (
     CheckpointMismatchError,
     get_state_dict,
@@ -60,6 +63,7 @@ from .safe_load import (
     CorruptCheckpointError,
     UnsafeCheckpointError,
 )
+from .sharded_checkpoint import is_sharded_checkpoint, load_sharded_checkpoint
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
@@ -135,6 +139,11 @@ def save_checkpoint(
 ) -> None:
     """Save a checkpoint atomically: readers see the old file or the complete new one.
 
+    A model sharded by ``MMFullyShardedDataParallel`` makes this collective: every rank must
+    call it; the full state dict and optimizer state are gathered onto rank 0, which writes
+    the file (the other ranks return once the gather is done). Rank 0's buffers (BatchNorm
+    statistics) are first copied to every rank, so all continue with what the file holds.
+
     Args:
         model: The model; module wrappers are unwrapped, tensors are saved on the CPU.
         filename: Destination path (its directory is created).
@@ -157,15 +166,22 @@ def save_checkpoint(
     elif not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
     meta = dict(meta, mmpar_version=__version__, time=time.asctime())
-    checkpoint: dict[str, Any] = {"meta": meta, "state_dict": get_state_dict(model)}
-    if isinstance(optimizer, Optimizer):
-        checkpoint["optimizer"] = weights_to_cpu(optimizer.state_dict())
-    elif isinstance(optimizer, dict):
-        checkpoint["optimizer"] = {k: weights_to_cpu(o.state_dict()) for k, o in optimizer.items()}
-    elif optimizer is not None:
+    if optimizer is not None and not isinstance(optimizer, (Optimizer, dict)):
         raise TypeError(
             f"optimizer must be an Optimizer, a dict of them or None, got {type(optimizer)}"
         )
+    if is_fully_sharded(model):
+        checkpoint = _gather_sharded(model, optimizer, meta)  # every rank joins
+        if not checkpoint:
+            return  # not rank 0: rank 0 writes
+    else:
+        checkpoint = {"meta": meta, "state_dict": get_state_dict(model)}
+        if isinstance(optimizer, Optimizer):
+            checkpoint["optimizer"] = weights_to_cpu(optimizer.state_dict())
+        elif isinstance(optimizer, dict):
+            checkpoint["optimizer"] = {
+                k: weights_to_cpu(o.state_dict()) for k, o in optimizer.items()
+            }
     if extra_state is not None:
         checkpoint["mmpar_state"] = weights_to_cpu(extra_state)
     with atomic_path(filename) as tmp:  # removes the temporary file if this fails
@@ -187,6 +203,19 @@ def save_checkpoint(
             )
             save_error.errno = getattr(cause, "errno", None)
             raise save_error from err
+
+
+def _gather_sharded(model: nn.Module, optimizer: Union[Optimizer, dict, None], meta: dict) -> dict:
+    """A sharded model's checkpoint dict, gathered onto rank 0 (collective; {} elsewhere)."""
+    broadcast_buffers(model)  # the ranks continue with the buffers the checkpoint holds
+    state_dict = gather_full_model_state(model)
+    optimizer_state = None if optimizer is None else gather_full_optimizer_state(model, optimizer)
+    if get_dist_info()[0] != 0:
+        return {}
+    checkpoint: dict[str, Any] = {"meta": meta, "state_dict": state_dict}
+    if optimizer_state is not None:
+        checkpoint["optimizer"] = optimizer_state
+    return checkpoint
 
 
 def _load_checkpoint(
@@ -273,9 +302,13 @@ def load_checkpoint(
         weights_only: Unpickle only tensors and plain containers (safe). Set False only for
             trusted files that hold other Python objects.
 
+    A sharded checkpoint (a directory, see :mod:`mmpar.runner.sharded_checkpoint`) is read
+    with ``torch.distributed.checkpoint``: collective under ``torch.distributed``, every
+    shard in one process; ``map_location`` and ``revise_keys`` do not apply to it.
+
     Returns:
         The loaded checkpoint (a dict). Checkpoints whose top level is the state dict itself
-        are accepted too.
+        are accepted too. For a sharded checkpoint: its header (``meta``, ``mmpar_state``).
 
     Raises:
         FileNotFoundError: The file does not exist.
@@ -284,6 +317,8 @@ def load_checkpoint(
         CheckpointMismatchError: ``strict`` and the keys do not match, or no tensor fits the
             model (see :func:`load_state_dict`); the message names the file.
     """
+    if is_sharded_checkpoint(filename):  # a directory: see mmpar.runner.sharded_checkpoint
+        return load_sharded_checkpoint(model, filename, strict=strict, logger=logger)
     checkpoint = _load_checkpoint(filename, map_location, logger, weights_only)
     if not isinstance(checkpoint, dict):
         raise CorruptCheckpointError(

@@ -142,8 +142,13 @@ class HookRegistrationMixin:
         self._register_typed_hook(optimizer_config, "OptimizerHook", "ABOVE_NORMAL")
 
     def register_checkpoint_hook(self, checkpoint_config: HookConfig) -> None:
-        """Register the checkpoint hook (default type ``CheckpointHook``), NORMAL."""
+        """Register the checkpoint hook (default type ``CheckpointHook``), NORMAL.
+
+        ``sharded=True`` is checked against the model here, before the run starts.
+        """
         self._register_typed_hook(checkpoint_config, "CheckpointHook", "NORMAL")
+        if isinstance(checkpoint_config, dict) and checkpoint_config.get("sharded"):
+            self.use_sharded_checkpoints()  # type: ignore[attr-defined]
 
     def register_timer_hook(self, timer_config: HookConfig) -> None:
         """Register the iteration timer (default type ``IterTimerHook``), LOW."""

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 import torch.nn as nn
 
-from mmpar.parallel import is_module_wrapper
+from mmpar.parallel import is_fully_sharded, is_module_wrapper
 
+from .fsdp_state import load_full_model_state
 from .model_compile import match_compiled_keys, strip_compile_prefix
 from .safe_load import CheckpointError
 
-__all__ = ["CheckpointMismatchError", "get_state_dict", "load_state_dict", "weights_to_cpu"]
+__all__ = [
+    "CheckpointMismatchError",
+    "get_state_dict",
+    "load_state_dict",
+    "report_mismatch",
+    "weights_to_cpu",
+]
 
 _logger = logging.getLogger("mmpar")
 
@@ -104,7 +112,8 @@ def load_state_dict(
     "nothing" would silently leave the module as it was.
 
     Args:
-        module: Target module (module wrappers are unwrapped).
+        module: Target module (module wrappers are unwrapped). If it is sharded (FSDP),
+            every rank must call this with the same full ``state_dict`` (collective).
         state_dict: Parameter and buffer tensors by name.
         strict: Raise instead of warning when anything does not match.
         logger: Where to report mismatches (default: the ``mmpar`` logger).
@@ -139,7 +148,10 @@ def load_state_dict(
     metadata = getattr(state_dict, "_metadata", None)
     if metadata is not None:
         filtered._metadata = metadata  # type: ignore[attr-defined]
-    result = module.load_state_dict(filtered, strict=False)
+    if is_fully_sharded(module):  # every rank takes its shard of the full tensors
+        result = load_full_model_state(module, filtered)
+    else:
+        result = module.load_state_dict(filtered, strict=False)
     # BatchNorm's num_batches_tracked is often absent from older checkpoints; not worth a warning.
     missing = [
         k
@@ -151,27 +163,88 @@ def load_state_dict(
         "unexpected_keys": list(result.unexpected_keys),
         "shape_mismatch": shape_mismatch,
     }
+    fits_none = bool(state_dict) and not any(k in own for k in filtered)
+    _raise_or_warn(report, strict, fits_none, len(state_dict), type(module).__name__, logger)
+    return report
+
+
+def report_mismatch(
+    module: nn.Module,
+    own: Mapping[str, Any],
+    saved: Mapping[str, Any],
+    strict: bool = False,
+    logger: logging.Logger | None = None,
+) -> list[str]:
+    """Compare a checkpoint's entries with a model's before loading only those that fit.
+
+    For loaders that read just what fits (sharded checkpoints): the report, warning and
+    errors are :func:`load_state_dict`'s.
+
+    Args:
+        module: The model (named in errors).
+        own: The model's state dict (tensors or ``DTensor`` shards; their global shapes count).
+        saved: The checkpoint's entries: ``name -> shape`` (None for non-tensors).
+        strict: Raise when anything does not match.
+        logger: Where the warning goes.
+
+    Returns:
+        The names to load: in both, with the same shape.
+
+    Raises:
+        CheckpointMismatchError: ``strict`` and some entry did not match, or none fits.
+    """
+    shape_mismatch, loadable = [], []
+    for key, shape in saved.items():
+        if key not in own:
+            continue
+        mine = own[key]
+        if shape is not None and isinstance(mine, torch.Tensor) and tuple(shape) != mine.shape:
+            shape_mismatch.append(f"{key}: checkpoint {tuple(shape)} vs model {tuple(mine.shape)}")
+            continue
+        loadable.append(key)
+    report = {
+        "missing_keys": [
+            k for k in own if k not in saved and not k.endswith("num_batches_tracked")
+        ],
+        "unexpected_keys": [k for k in saved if k not in own],
+        "shape_mismatch": shape_mismatch,
+    }
+    fits_none = bool(saved) and not loadable
+    _raise_or_warn(report, strict, fits_none, len(saved), type(_unwrap(module)).__name__, logger)
+    return loadable
+
+
+def _raise_or_warn(
+    report: dict,
+    strict: bool,
+    fits_none: bool,
+    total: int,
+    model_name: str,
+    logger: logging.Logger | None,
+) -> None:
+    """Warn about a mismatch report; raise when ``strict`` or when nothing fits."""
     lines = []
     if report["unexpected_keys"]:
         lines.append("unexpected key in source state_dict: " + ", ".join(report["unexpected_keys"]))
-    if missing:
-        lines.append("missing keys in source state_dict: " + ", ".join(missing))
-    if shape_mismatch:
-        lines.append("size mismatch (skipped): " + "; ".join(shape_mismatch))
-    if lines:
-        msg = "The model and loaded state dict do not match exactly\n" + "\n".join(lines)
-        if strict:
-            raise CheckpointMismatchError(
-                "the state dict does not match the model exactly (strict loading)\n"
-                + _summarize(report)
-            )
-        if state_dict and not any(k in own for k in filtered):
-            raise CheckpointMismatchError(
-                f"none of the {len(state_dict)} entries of the state dict fits "
-                f"{type(module).__name__} (a checkpoint of another model?)\n" + _summarize(report)
-            )
-        (logger or _logger).warning(msg)
-    return report
+    if report["missing_keys"]:
+        lines.append("missing keys in source state_dict: " + ", ".join(report["missing_keys"]))
+    if report["shape_mismatch"]:
+        lines.append("size mismatch (skipped): " + "; ".join(report["shape_mismatch"]))
+    if not lines:
+        return
+    if strict:
+        raise CheckpointMismatchError(
+            "the state dict does not match the model exactly (strict loading)\n"
+            + _summarize(report)
+        )
+    if fits_none:
+        raise CheckpointMismatchError(
+            f"none of the {total} entries of the state dict fits "
+            f"{model_name} (a checkpoint of another model?)\n" + _summarize(report)
+        )
+    (logger or _logger).warning(
+        "The model and loaded state dict do not match exactly\n" + "\n".join(lines)
+    )
 
 
 def _summarize(report: dict, limit: int = 8) -> str:

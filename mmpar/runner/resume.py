@@ -18,6 +18,7 @@ from mmpar.utils.dist import broadcast_object
 from .hooks import Hook
 from .loaders import find_resumable_sampler
 from .run_identity import checkpoint_run_id, choose_resume_checkpoint, write_run_record
+from .sharded_checkpoint import is_sharded_checkpoint, load_sharded_checkpoint
 from .utils import get_rng_state, set_rng_state
 
 RESUME_STATE_VERSION = 1
@@ -156,9 +157,14 @@ class ResumeMixin:
             if found is None:
                 return None
             checkpoint = found
-        ckpt = self.load_checkpoint(
-            checkpoint, map_location=map_location, strict=True, weights_only=weights_only
-        )
+        if is_sharded_checkpoint(checkpoint):  # weights and optimizer state in one read
+            self.logger.info("load checkpoint from %s", checkpoint)
+            optimizer = self.optimizer if resume_optimizer else None
+            ckpt = load_sharded_checkpoint(self.model, checkpoint, optimizer, True, self.logger)
+        else:
+            ckpt = self.load_checkpoint(
+                checkpoint, map_location=map_location, strict=True, weights_only=weights_only
+            )
         meta = ckpt.get("meta") or {}
         self._adopt_run_id(ckpt, checkpoint)
         state = ckpt.get("mmpar_state")

@@ -26,6 +26,7 @@ from mmpar.version import __version__
 
 from .atomic_file import atomic_path
 from .safe_load import CheckpointError, CorruptCheckpointError, load_checkpoint_file
+from .sharded_checkpoint import read_sharded_header
 
 __all__ = [
     "RUN_RECORD",
@@ -88,6 +89,8 @@ class FoundCheckpoint:
 
 
 def _read_checkpoint(path: str) -> Any:
+    if os.path.isdir(path):  # a sharded checkpoint: its header holds meta and mmpar_state
+        return read_sharded_header(path)
     try:  # mmap: read only the small parts needed (meta, counters)
         return load_checkpoint_file(path, "cpu", weights_only=True, mmap=True)
     except CorruptCheckpointError:  # legacy (non-zip) files cannot be mmapped
@@ -100,7 +103,9 @@ def scan_checkpoints(
     """Return the ``*.<suffix>`` checkpoints in ``work_dir`` that load (unsorted).
 
     A link (``latest.pth``) and its target count once. Truncated or corrupt files are skipped
-    with a warning, so a crash during a save never blocks auto-resume.
+    with a warning, so a crash during a save never blocks auto-resume. Sharded checkpoints
+    (directories) count by their header; hidden temporaries (``.<name>.tmp.<pid>``, of files
+    and of directories a killed save left) never count.
     """
     if not os.path.isdir(work_dir):
         return []
@@ -112,7 +117,7 @@ def scan_checkpoints(
     )
     for name in names:
         path = os.path.join(work_dir, name)
-        if not name.endswith(f".{suffix}") or name.startswith(".") or not os.path.isfile(path):
+        if not name.endswith(f".{suffix}") or name.startswith(".") or not os.path.exists(path):
             continue
         real = os.path.realpath(path)
         if real in seen:  # latest.pth symlink and its target

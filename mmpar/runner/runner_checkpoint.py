@@ -13,7 +13,11 @@ from typing import Any, Callable
 
 from torch.optim import Optimizer
 
+from mmpar.parallel import is_fully_sharded
+
 from .checkpoint import load_checkpoint, save_checkpoint, update_latest_link
+from .fsdp_state import checkpoint_is_collective, load_full_optimizer_state
+from .sharded_checkpoint import save_sharded_checkpoint
 
 
 def numbered_checkpoint_saver(default_tmpl: str, counter: str) -> Callable[..., str]:
@@ -56,6 +60,29 @@ class CheckpointMixin(metaclass=ABCMeta):
     ``_run_id`` and ``resume_state()``.
     """
 
+    #: Write sharded checkpoint directories instead of ``.pth`` files (see
+    #: :meth:`use_sharded_checkpoints`).
+    sharded_checkpoints = False
+
+    def use_sharded_checkpoints(self, sharded: bool = True) -> None:
+        """Make every checkpoint this runner writes a sharded (DCP) directory, or a file again.
+
+        ``CheckpointHook(sharded=True)`` (``checkpoint_config = dict(sharded=True)``) calls
+        this; periodic, best and preemption checkpoints then all are directories, each rank
+        writing its shards (see :mod:`mmpar.runner.sharded_checkpoint`).
+
+        Raises:
+            ValueError: ``sharded`` but the model is not sharded (FSDP): a sharded checkpoint
+                of a replicated model would just be a full one split into files.
+        """
+        if sharded and not checkpoint_is_collective(self):
+            raise ValueError(
+                "sharded checkpoints (checkpoint_config.sharded=True) need a sharded model: set "
+                "model_wrapper = dict(type='MMFullyShardedDataParallel') and launch with "
+                f"torchrun, or drop sharded=True (the model is {type(self.model).__name__})"
+            )
+        self.sharded_checkpoints = sharded
+
     @abstractmethod
     def save_checkpoint(
         self,
@@ -87,8 +114,14 @@ class CheckpointMixin(metaclass=ABCMeta):
         meta["run_id"] = self._run_id  # an added key: mmcv reads such meta unchanged
         filepath = os.path.join(out_dir, filename)
         optimizer = self.optimizer if save_optimizer else None
-        save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())
-        if create_symlink:
+        # Sharded model: every rank calls this (collective), rank 0 writes (or renames).
+        if self.sharded_checkpoints:
+            save_sharded_checkpoint(
+                self.model, filepath, optimizer, meta, extra_state=self.resume_state()
+            )
+        else:
+            save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())
+        if create_symlink and (self._rank == 0 or not checkpoint_is_collective(self)):
             update_latest_link(out_dir, filename)
         return filepath
 
@@ -108,10 +141,16 @@ class CheckpointMixin(metaclass=ABCMeta):
 
     def _load_optimizer_state(self, state: dict, source: str) -> None:
         if isinstance(self.optimizer, Optimizer):
-            self.optimizer.load_state_dict(state)
+            self._load_one_optimizer(self.optimizer, state, source)
             return
         missing = [k for k in self.optimizer if k not in state]  # type: ignore[union-attr]
         if missing:
             raise KeyError(f"{source} has no optimizer state for {missing}; it has {list(state)}")
         for name, optim in self.optimizer.items():  # type: ignore[union-attr]
-            optim.load_state_dict(state[name])
+            self._load_one_optimizer(optim, state[name], source)
+
+    def _load_one_optimizer(self, optim: Optimizer, state: dict, source: str) -> None:
+        if is_fully_sharded(self.model):  # every rank keeps its shard of the full state
+            load_full_optimizer_state(self.model, optim, state, source)
+        else:
+            optim.load_state_dict(state)

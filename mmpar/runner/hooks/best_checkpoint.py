@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
-import os
 import os.path as osp
 from typing import Any, Callable, Sequence, Union
+
+from ..atomic_file import remove_checkpoint
+from ..fsdp_state import checkpoint_is_collective
 
 # Metric-name substrings for which a greater (or a smaller) value is better, as in mmcv.
 DEFAULT_GREATER_KEYS = (
@@ -136,7 +138,9 @@ class BestCheckpoint:
     def update(self, runner: Any, score: float, out_dir: str, unit: str, number: int) -> None:
         """If ``score`` is the best so far, save ``best_<metric>_<unit>_<number>.pth``.
 
-        The previous best checkpoint is deleted only once the new one is on disk.
+        The previous best checkpoint is deleted only once the new one is on disk. With a
+        sharded (FSDP) model every rank calls this with the same score and joins the save;
+        rank 0 deletes the previous file.
 
         Args:
             runner: Saves the checkpoint (``save_checkpoint``) and logs; its ``meta`` records
@@ -158,9 +162,10 @@ class BestCheckpoint:
         runner.logger.info(f"Now best checkpoint is saved as {name}.")
         # Only once the new one is on disk: a crash or failed write during the save must
         # leave the previous best checkpoint in place.
-        if previous and previous != self.best_ckpt_path and osp.isfile(previous):
-            os.remove(previous)
-            runner.logger.info(f"The previous best checkpoint {previous} was removed")
+        deletes = getattr(runner, "rank", 0) == 0 or not checkpoint_is_collective(runner)
+        if deletes and previous and previous != self.best_ckpt_path:
+            if remove_checkpoint(previous):
+                runner.logger.info(f"The previous best checkpoint {previous} was removed")
         runner.logger.info(f"Best {self.key_indicator} is {score:0.4f} at {number} {unit}.")
 
     def state_dict(self) -> dict:

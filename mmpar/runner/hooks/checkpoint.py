@@ -11,6 +11,8 @@ import torch
 from mmpar.utils.dist import is_distributed
 from mmpar.utils.registry import ConfigArgumentError
 
+from ..atomic_file import remove_checkpoint
+from ..fsdp_state import checkpoint_is_collective
 from .hook import HOOKS, Hook
 
 
@@ -22,7 +24,8 @@ class CheckpointHook(Hook):
     at the newest. With ``max_keep_ckpts > 0`` older checkpoints are deleted, but only files
     this hook wrote (the list survives resume through :meth:`state_dict`) and never the
     checkpoint recorded as best (``runner.meta['hook_msgs']['best_ckpt']``). Only rank 0
-    writes.
+    writes; with a sharded (FSDP) model every rank joins the save (see
+    :func:`~mmpar.runner.fsdp_state.checkpoint_is_collective`), and rank 0 deletes old ones.
 
     Args:
         interval: Save every ``interval`` epochs (``by_epoch``) or iterations; ``-1``: never
@@ -37,7 +40,11 @@ class CheckpointHook(Hook):
         sync_buffer: All-reduce (average) floating-point buffers across ranks before saving.
         file_client_args: Accepted for mmcv 1.x compatibility; only local paths are supported.
         **kwargs: ``filename_tmpl`` (default ``'epoch_{}.pth'``/``'iter_{}.pth'``),
-            ``create_symlink`` (default True), ``meta``.
+            ``create_symlink`` (default True), ``meta``, and ``sharded`` (default False): with
+            a sharded (FSDP) model, write every checkpoint of the run (periodic, best,
+            preemption) as a ``torch.distributed.checkpoint`` directory of that name, each
+            rank writing its shards (:meth:`~mmpar.runner.BaseRunner.use_sharded_checkpoints`;
+            a ValueError for other models).
 
     Needs from the runner: ``work_dir``, ``epoch``/``iter``, ``rank``, ``meta``,
     ``save_checkpoint``.
@@ -62,11 +69,15 @@ class CheckpointHook(Hook):
                 f"CheckpointHook: interval must be a positive int, or -1 to save only the last "
                 f"checkpoint (with save_last=True), but got {interval}"
             )
-        unknown = set(kwargs) - {"filename_tmpl", "create_symlink", "meta"}
+        unknown = set(kwargs) - {"filename_tmpl", "create_symlink", "meta", "sharded"}
         if unknown:
             raise ConfigArgumentError(
                 f"CheckpointHook got unknown arguments {sorted(unknown)}; extra arguments may be "
-                "filename_tmpl, create_symlink and meta"
+                "filename_tmpl, create_symlink, meta and sharded"
+            )
+        if not isinstance(kwargs.get("sharded", False), bool):
+            raise TypeError(
+                f"CheckpointHook: sharded must be True or False, got {kwargs['sharded']!r}"
             )
         if file_client_args is not None:
             warnings.warn(
@@ -93,6 +104,8 @@ class CheckpointHook(Hook):
             )
         if self.out_dir is None:
             raise ValueError("CheckpointHook needs out_dir or a runner with a work_dir")
+        if self.sharded:
+            runner.use_sharded_checkpoints()
         runner.logger.info("Checkpoints will be saved to %s", self.out_dir)
 
     def after_train_epoch(self, runner: Any) -> None:
@@ -111,6 +124,11 @@ class CheckpointHook(Hook):
         ):
             self._save_checkpoint(runner)
 
+    @property
+    def sharded(self) -> bool:
+        """Whether checkpoints are sharded directories (``sharded=True``)."""
+        return bool(self.args.get("sharded", False))
+
     def _sync_buffers(self, runner: Any) -> None:
         if not is_distributed() or runner.world_size <= 1:
             return
@@ -122,7 +140,7 @@ class CheckpointHook(Hook):
     def _save_checkpoint(self, runner: Any) -> None:
         if self.sync_buffer:
             self._sync_buffers(runner)
-        if runner.rank != 0:
+        if runner.rank != 0 and not checkpoint_is_collective(runner):
             return
         default_tmpl = "epoch_{}.pth" if self.by_epoch else "iter_{}.pth"
         number = runner.epoch + 1 if self.by_epoch else runner.iter + 1
@@ -145,7 +163,8 @@ class CheckpointHook(Hook):
             meta=self.args.get("meta"),
             create_symlink=self.args.get("create_symlink", True),
         )
-        self._rotate(runner, filename)
+        if runner.rank == 0:
+            self._rotate(runner, filename)
 
     def _rotate(self, runner: Any, current: str) -> None:
         if self.max_keep_ckpts <= 0:
@@ -157,8 +176,7 @@ class CheckpointHook(Hook):
             if old in (current, best_name):
                 continue
             path = os.path.join(self.out_dir, old)
-            if os.path.isfile(path):
-                os.remove(path)
+            remove_checkpoint(path)
 
     def state_dict(self) -> dict:
         """The names of the checkpoints this hook wrote (for rotation after resume)."""

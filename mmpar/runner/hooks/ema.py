@@ -72,7 +72,20 @@ class EMAHook(Hook):
         return model.module if is_module_wrapper(model) else model
 
     def before_run(self, runner: Any) -> None:
-        """Start the EMA from the current weights (or from restored hook state)."""
+        """Start the EMA from the current weights (or from restored hook state).
+
+        Raises:
+            NotImplementedError: The model is sharded (FSDP): each rank would average and
+                checkpoint only its own shards.
+        """
+        from mmpar.parallel import is_fully_sharded  # lazy, as _unwrap
+
+        if is_fully_sharded(runner.model):
+            raise NotImplementedError(
+                "EMAHook does not support a sharded model (model_wrapper="
+                "MMFullyShardedDataParallel): its averages would hold one rank's shards only and "
+                "could not be checkpointed; remove EMAHook or train with MMDistributedDataParallel"
+            )
         model = self._unwrap(runner.model)
         self._params = dict(model.named_parameters())
         self._ema = {name: p.detach().clone() for name, p in self._params.items()}

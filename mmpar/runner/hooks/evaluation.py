@@ -13,8 +13,9 @@ from torch.utils.data import DataLoader
 
 from mmpar.engine import multi_device_test, single_device_test
 from mmpar.utils.compat_errors import MessageKeyError
-from mmpar.utils.dist import is_distributed
+from mmpar.utils.dist import broadcast_object, is_distributed
 
+from ..fsdp_state import checkpoint_is_collective
 from ..utils import get_rng_state, set_rng_state
 from .best_checkpoint import (
     DEFAULT_GREATER_KEYS,
@@ -325,7 +326,8 @@ class DistEvalHook(EvalHook):
 
     The loader should use a ``DistributedSampler`` without shuffling; the default ``test_fn``
     gathers the shards in dataset order with ``collect_results``. Only rank 0 gets metrics,
-    writes them to its log buffer and saves the best checkpoint.
+    writes them to its log buffer and saves the best checkpoint; with a sharded (FSDP) model
+    rank 0 broadcasts the score and every rank joins that save.
 
     The signature is mmcv's: ``DistEvalHook(dataloader, start=None, interval=1, by_epoch=True,
     save_best=None, rule=None, test_fn=None, greater_keys=None, less_keys=None,
@@ -380,11 +382,28 @@ class DistEvalHook(EvalHook):
             runner.model,
             lambda m: self.test_fn(m, self.dataloader, tmpdir=tmpdir, gpu_collect=self.gpu_collect),
         )
+        if not checkpoint_is_collective(runner):
+            if runner.rank == 0:
+                self._score(runner, results, initial)
+            else:
+                # Other ranks have no metrics, but they took part in this evaluation.
+                self.eval_count += 1
+            return
+        # Sharded model: saving the best checkpoint needs every rank. Rank 0 scores; the others
+        # learn the score (and the metric 'auto' chose) and join the save.
+        key_score = None
         if runner.rank == 0:
-            self._score(runner, results, initial)
+            runner.log_buffer.output["eval_iter_num"] = len(self.dataloader)
+            key_score = self.evaluate(runner, results)
         else:
-            # Other ranks have no metrics, but they took part in this evaluation.
             self.eval_count += 1
+        if self.save_best is None:
+            return
+        decision = (key_score, self.key_indicator, self.rule)
+        key_score, key_indicator, rule = broadcast_object(decision)
+        if key_score is not None:
+            self.best_checkpoint.set_metric(key_indicator, rule)
+            self._save_ckpt(runner, key_score, initial)
 
 
 DistEvalHook.__init__.__signature__ = _DIST_EVAL_SIGNATURE  # inspect, help() and argument checks

@@ -12,6 +12,8 @@ from typing import Any, Sequence
 
 from mmpar.utils.dist import is_distributed
 
+from ..atomic_file import remove_checkpoint
+from ..fsdp_state import checkpoint_is_collective
 from ..preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_signals
 from .hook import HOOKS, Hook
 
@@ -52,7 +54,8 @@ class PreemptionHook(Hook):
     time before SIGKILL. The signal handler only records the signal; after the current
     iteration (after every other hook of ``after_train_iter``, or of ``after_train_epoch``:
     a signal during an evaluation or a checkpoint save is acted on once it is done) rank 0
-    writes ``preempted_iter_<N>.pth`` through the runner's atomic checkpoint path (it becomes
+    (with every rank joining, for a sharded FSDP model) writes ``preempted_iter_<N>.pth``
+    through the runner's atomic checkpoint path (it becomes
     ``latest.pth`` and holds the exact-resume state, mid-epoch included), logs one line, and
     every rank raises :class:`TrainingPreempted` (exit code 75). ``after_run`` hooks still run.
     The preemption checkpoint written before in the same run (before a resume) is deleted once
@@ -179,8 +182,9 @@ class PreemptionHook(Hook):
         position = runner.progress
         epoch, iters = position["epoch"], position["iter"]
         path = None
-        if runner.rank == 0:
-            path = self._save(runner, iters)
+        if runner.rank == 0 or checkpoint_is_collective(runner):  # sharded: every rank joins
+            saved = self._save(runner, iters)
+            path = saved if runner.rank == 0 else None
         if self._agreement is not None:
             self._agreement.barrier()  # no rank exits before the checkpoint is complete
         if runner.rank == 0:
@@ -206,10 +210,8 @@ class PreemptionHook(Hook):
         path = runner._save_checkpoint_file(
             runner.work_dir, self.checkpoint, save_optimizer=True, meta=None, create_symlink=True
         )
-        if previous and previous != self.checkpoint:
-            old = os.path.join(runner.work_dir, previous)
-            if os.path.isfile(old):
-                os.remove(old)
+        if previous and previous != self.checkpoint and runner.rank == 0:
+            remove_checkpoint(os.path.join(runner.work_dir, previous))
         return path
 
     # Resumable state ------------------------------------------------------------------------
