@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import time
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,7 +30,13 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the sibling modules whose helpers are reused (importlib mode)
-from test_dist_faults import DIST_OPTIONS, TOTAL_ITERS, _env, _free_port  # noqa: E402
+from test_dist_faults import (  # noqa: E402
+    DIST_OPTIONS,
+    GLOO_ABORT,
+    TOTAL_ITERS,
+    _env,
+    _free_port,
+)
 
 from mmpar.cli import LOCK_FILE_NAME  # noqa: E402
 from mmpar.models import build_classifier  # noqa: E402
@@ -51,7 +58,20 @@ FINAL = ["best_accuracy_top-1_epoch_2.pth", "iter_40.pth", f"iter_{TOTAL_ITERS}.
 
 
 def torchrun(work_dir: Path, *options: str, fault: str = "", fsdp_fault: str = ""):
-    """``torchrun --nproc_per_node=2 tools/train.py fsdp_digits_config.py --auto-resume ...``."""
+    """``torchrun --nproc_per_node=2 tools/train.py fsdp_digits_config.py --auto-resume ...``.
+
+    A run without faults whose rank died of torch's gloo exit race after the training
+    (docs/distributed.md, "Known issue"; not what these tests are about) runs once more, with a
+    warning: ``--auto-resume`` then finds the finished run's checkpoints.
+    """
+    run = _torchrun_once(work_dir, *options, fault=fault, fsdp_fault=fsdp_fault)
+    if not (fault or fsdp_fault) and run.returncode != 0 and GLOO_ABORT in run.out:
+        warnings.warn(f"a rank aborted at exit, run again:\n{run.out[-6000:]}", stacklevel=2)
+        run = _torchrun_once(work_dir, *options)
+    return run
+
+
+def _torchrun_once(work_dir: Path, *options: str, fault: str, fsdp_fault: str):
     work_dir.mkdir(parents=True, exist_ok=True)
     env = _env()
     env.update(MMPAR_TEST_FAULT=fault, MMPAR_TEST_FSDP_FAULT=fsdp_fault)

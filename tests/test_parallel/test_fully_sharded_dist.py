@@ -7,6 +7,7 @@ each reads the part of the per-rank results it checks.
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from ._fsdp_worker import RUNS, STEPS, ShardNet, local_samples
 WORKER = Path(__file__).with_name("_fsdp_worker.py")
 REPO = Path(__file__).resolve().parents[2]
 WORLD = 2
+# What a rank prints when torch's gloo exit race aborts it (SIGABRT) after its work is done.
+GLOO_ABORT = "terminate called without an active exception"
 
 # Tolerance of FSDP against DDP (float32): DDP all-reduces each gradient, FSDP reduce-scatters
 # it; both average the ranks' gradients but may add them in a different order, so the weights
@@ -49,6 +52,11 @@ def ranks(tmp_path_factory):
     ]
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
+    if proc.returncode != 0 and GLOO_ABORT in proc.stdout + proc.stderr:
+        # torch's gloo exit race after the work was done (docs/distributed.md, "Known
+        # issue"): not what these tests are about, so run once more, with a warning.
+        warnings.warn(f"a rank aborted at exit, run again:\n{proc.stderr[-6000:]}", stacklevel=1)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     return [torch.load(out / f"rank{r}.pt", weights_only=False) for r in range(WORLD)]
 

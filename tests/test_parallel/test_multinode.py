@@ -22,6 +22,7 @@ import re
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -78,8 +79,19 @@ def _launch(jobs: list[tuple[list, dict]], log_dir: Path) -> list[SimpleNamespac
     """Run the commands of ``jobs`` (argv, env) at the same time; wait for all of them.
 
     Output goes to files (no pipe can fill up and stall a rank). A job still running after
-    :data:`TIMEOUT` fails the test; every process group is killed on the way out.
+    :data:`TIMEOUT` fails the test; every process group is killed on the way out. When a rank
+    died of torch's gloo exit race after its work (docs/distributed.md, "Known issue"), which
+    is not what these tests are about, the jobs run once more, with a warning.
     """
+    runs = _launch_once(jobs, log_dir)
+    aborted = [r.out for r in runs if r.returncode != 0 and faults.GLOO_ABORT in r.out]
+    if aborted:
+        warnings.warn(f"a rank aborted at exit, run again:\n{aborted[0][-6000:]}", stacklevel=2)
+        runs = _launch_once(jobs, log_dir)
+    return runs
+
+
+def _launch_once(jobs: list[tuple[list, dict]], log_dir: Path) -> list[SimpleNamespace]:
     procs, logs = [], []
     try:
         for i, (argv, env) in enumerate(jobs):
