@@ -186,7 +186,8 @@ def load_full_model_state(model: nn.Module, state_dict: dict) -> Any:
     from torch.distributed.checkpoint.state_dict import set_model_state_dict
 
     own = list(_bare(model).state_dict())
-    known = {k: v for k, v in state_dict.items() if k in set(own)}
+    own_names = set(own)
+    known = {k: v for k, v in state_dict.items() if k in own_names}
     report = LoadReport(
         missing_keys=[k for k in own if k not in known],
         unexpected_keys=[k for k in state_dict if k not in known],

@@ -224,10 +224,14 @@ class EvalHook(Hook):
 
     def _score(self, runner: Any, results: list, initial: bool) -> None:
         """Evaluate ``results``, log the metrics and keep the best checkpoint."""
-        runner.log_buffer.output["eval_iter_num"] = len(self.dataloader)
-        key_score = self.evaluate(runner, results)
+        key_score = self._log_metrics(runner, results)
         if self.save_best is not None and key_score is not None:
             self._save_ckpt(runner, key_score, initial)
+
+    def _log_metrics(self, runner: Any, results: list) -> float | None:
+        """Evaluate ``results`` into the log buffer; return the ``save_best`` score."""
+        runner.log_buffer.output["eval_iter_num"] = len(self.dataloader)
+        return self.evaluate(runner, results)
 
     @staticmethod
     def _run_test(model: nn.Module, run: Callable[[nn.Module], Any]) -> Any:
@@ -382,27 +386,22 @@ class DistEvalHook(EvalHook):
             runner.model,
             lambda m: self.test_fn(m, self.dataloader, tmpdir=tmpdir, gpu_collect=self.gpu_collect),
         )
-        if not checkpoint_is_collective(runner):
-            if runner.rank == 0:
-                self._score(runner, results, initial)
-            else:
-                # Other ranks have no metrics, but they took part in this evaluation.
-                self.eval_count += 1
-            return
-        # Sharded model: saving the best checkpoint needs every rank. Rank 0 scores; the others
-        # learn the score (and the metric 'auto' chose) and join the save.
         key_score = None
         if runner.rank == 0:
-            runner.log_buffer.output["eval_iter_num"] = len(self.dataloader)
-            key_score = self.evaluate(runner, results)
+            key_score = self._log_metrics(runner, results)
         else:
+            # Other ranks have no metrics, but they took part in this evaluation.
             self.eval_count += 1
         if self.save_best is None:
             return
-        decision = (key_score, self.key_indicator, self.rule)
-        key_score, key_indicator, rule = broadcast_object(decision)
+        if checkpoint_is_collective(runner):
+            # Sharded model: saving the best checkpoint needs every rank. Rank 0 scored; the
+            # others learn the score (and the metric 'auto' chose) and join the save.
+            decision = (key_score, self.key_indicator, self.rule)
+            key_score, key_indicator, rule = broadcast_object(decision)
+            if key_score is not None:
+                self.best_checkpoint.set_metric(key_indicator, rule)
         if key_score is not None:
-            self.best_checkpoint.set_metric(key_indicator, rule)
             self._save_ckpt(runner, key_score, initial)
 
 
