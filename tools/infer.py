@@ -15,7 +15,13 @@ import sys
 
 import torch
 
-from mmpar.cli import UsageError, add_trust_checkpoint_argument, check_output_file, user_errors
+from mmpar.cli import (
+    UsageError,
+    add_trust_checkpoint_argument,
+    check_checkpoint_path,
+    check_output_file,
+    user_errors,
+)
 from mmpar.utils import DictAction
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
@@ -143,8 +149,7 @@ def setup(args: argparse.Namespace):
         raise UsageError("--workers > 1 runs CPU worker processes; use --device cpu")
     if args.out is not None:
         check_output_file(args.out)
-    if not osp.isfile(args.checkpoint):
-        raise FileNotFoundError(f"checkpoint not found: {args.checkpoint}")
+    check_checkpoint_path(args.checkpoint)
     files = expand_inputs(args.inputs)
     # Strict: a model whose weights were only partly loaded predicts meaningless classes.
     model = init_model(

@@ -20,6 +20,7 @@ import torch
 from mmpar.cli import (
     UsageError,
     add_trust_checkpoint_argument,
+    check_checkpoint_path,
     check_output_file,
     init_launcher,
     user_errors,
@@ -95,8 +96,7 @@ def setup(args: argparse.Namespace):
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     if args.workers > 1 and args.launcher != "none":
         raise UsageError("--workers > 1 runs worker processes itself; use it with --launcher none")
-    if not osp.isfile(args.checkpoint):
-        raise FileNotFoundError(f"checkpoint not found: {args.checkpoint}")
+    check_checkpoint_path(args.checkpoint)
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)

@@ -35,6 +35,7 @@ from mmpar.cli import (
     UsageError,
     WorkDirLock,
     add_trust_checkpoint_argument,
+    check_checkpoint_path,
     check_shared_work_dir,
     check_work_dir,
     environment_errors,
@@ -141,8 +142,8 @@ def load_config(args: argparse.Namespace) -> Config:
     set_preemption(cfg, args.requeue_on_preempt)
     for key in ("resume_from", "load_from"):
         path = cfg.get(key)
-        if path and path != "auto" and "://" not in path and not osp.isfile(path):
-            raise FileNotFoundError(f"{key} checkpoint not found: {path}")
+        if path and path != "auto" and "://" not in path:
+            check_checkpoint_path(path, f"{key} checkpoint")
     if torch.backends.cudnn.is_available() and cfg.get("cudnn_benchmark", False):
         torch.backends.cudnn.benchmark = True
     return cfg

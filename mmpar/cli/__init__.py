@@ -11,7 +11,12 @@
 - :mod:`~mmpar.cli.summary`: the lines printed when a training run ends.
 """
 
-from .args import add_trust_checkpoint_argument, check_output_file, check_work_dir
+from .args import (
+    add_trust_checkpoint_argument,
+    check_checkpoint_path,
+    check_output_file,
+    check_work_dir,
+)
 from .errors import (
     ENVIRONMENT_ERRORS,
     TRUST_CHECKPOINT_FLAG,
@@ -39,6 +44,7 @@ __all__ = [
     "WorkDirLock",
     "WorkDirLockedError",
     "add_trust_checkpoint_argument",
+    "check_checkpoint_path",
     "check_output_file",
     "check_shared_work_dir",
     "check_work_dir",

@@ -11,6 +11,8 @@ import argparse
 import os
 import os.path as osp
 
+from mmpar.runner.sharded_checkpoint import read_sharded_header
+
 from .errors import TRUST_CHECKPOINT_FLAG, UsageError
 
 
@@ -52,6 +54,24 @@ def check_work_dir(path: str) -> None:
         raise UsageError(
             f'{what} "{existing}" is not writable by this user; choose another --work-dir'
         )
+
+
+def check_checkpoint_path(path: str, label: str = "checkpoint") -> None:
+    """Check that a local checkpoint to load exists: a ``.pth`` file or a sharded directory.
+
+    Args:
+        path: The path given on the command line or in the config.
+        label: Names it in the message (``'checkpoint'``, ``'resume_from checkpoint'``).
+
+    Raises:
+        FileNotFoundError: Nothing is at ``path``.
+        CorruptCheckpointError: ``path`` is a directory but not a complete sharded (FSDP)
+            checkpoint (e.g. a work dir, or a save that was interrupted).
+    """
+    if not osp.exists(path):
+        raise FileNotFoundError(f"{label} not found: {path}")
+    if osp.isdir(path):
+        read_sharded_header(path)
 
 
 def check_output_file(path: str) -> None:

@@ -49,12 +49,13 @@ def _best_metric_name(runner: Any, best_ckpt: str | None) -> str | None:
 def last_checkpoint(runner: Any) -> str | None:
     """The checkpoint written last: ``hook_msgs['last_ckpt']`` or ``latest.pth``'s target.
 
-    Of the two, the newer file wins (a checkpoint saved outside CheckpointHook, e.g. on
-    preemption, only moves ``latest.pth``). None when neither exists.
+    Of the two, the newer one wins (a checkpoint saved outside CheckpointHook, e.g. on
+    preemption, only moves ``latest.pth``). A checkpoint is a file, or a directory for sharded
+    (FSDP) checkpoints. None when neither exists.
     """
     msgs = (runner.meta or {}).get("hook_msgs") or {}
     candidates = [msgs.get("last_ckpt"), osp.join(runner.work_dir, "latest.pth")]
-    files = [path for path in candidates if path and osp.isfile(path)]
+    files = [path for path in candidates if path and osp.exists(path)]
     if not files:
         return None
     newest = max(files, key=lambda path: os.stat(path).st_mtime_ns)

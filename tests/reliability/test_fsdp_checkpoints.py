@@ -245,3 +245,20 @@ def test_sharded_checkpoint_is_atomic_rotates_and_resumes_exactly(runs, tmp_path
     )
     assert tool.returncode == 0, tool.stderr[-4000:]
     assert_same_checkpoints(runs["reference"].result().work_dir, converted, note)
+    # tools/test.py reads the sharded directory itself, in one process: the reference run's
+    # full checkpoint's accuracy.
+    direct = subprocess.run(
+        [sys.executable, "tools/test.py", str(CONFIG), str(run.work_dir / "latest.pth")]
+        + ["--metrics", "accuracy"],
+        cwd=REPO,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert direct.returncode == 0, direct.stderr[-4000:]
+    accuracy = re.compile(r"accuracy_top-1: ([\d.]+)")
+    assert accuracy.findall(direct.stdout) == accuracy.findall(
+        runs["reference"].result().test.stdout
+    )
+    assert accuracy.findall(direct.stdout), direct.stdout

@@ -135,6 +135,14 @@ def test_latest_link_wins_when_newer_and_nothing_saved_says_so(tmp_path):
     assert "best:            mse_loss = 0.5000 (/elsewhere/best_x_epoch_1.pth)" in text
 
 
+def test_a_sharded_checkpoint_directory_counts_as_the_last_checkpoint(tmp_path):
+    runner = _run(tmp_path, lr=0.1, max_epochs=1)
+    # A sharded (FSDP) checkpoint is a directory under the checkpoint's name.
+    os.remove(tmp_path / "epoch_1.pth")
+    os.mkdir(tmp_path / "epoch_1.pth")
+    assert "last checkpoint: epoch_1.pth" in format_summary(runner, "finished", 0)
+
+
 def test_other_ranks_print_nothing(tmp_path, capsys):
     runner = _run(tmp_path, lr=0.1, max_epochs=1)
     runner._rank = 1
