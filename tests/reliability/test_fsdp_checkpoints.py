@@ -111,16 +111,24 @@ def reference(root: Path) -> SimpleNamespace:
     """The uninterrupted run, and ``tools/test.py`` on its last checkpoint in one process."""
     work_dir = root / "work"
     run = torchrun(work_dir)
-    test = subprocess.run(
-        [sys.executable, "tools/test.py", str(CONFIG), str(work_dir / "latest.pth")]
-        + ["--metrics", "accuracy"],
+    return SimpleNamespace(work_dir=work_dir, run=run, test=evaluate(work_dir / "latest.pth"))
+
+
+def run_tool(script: str, *args: object) -> subprocess.CompletedProcess:
+    """``python tools/<script> args...`` in one process, from the repository root."""
+    return subprocess.run(
+        [sys.executable, f"tools/{script}", *map(str, args)],
         cwd=REPO,
         env=_env(),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
     )
-    return SimpleNamespace(work_dir=work_dir, run=run, test=test)
+
+
+def evaluate(checkpoint: Path) -> subprocess.CompletedProcess:
+    """``tools/test.py`` on ``checkpoint`` (a file or a sharded directory), in one process."""
+    return run_tool("test.py", CONFIG, checkpoint, "--metrics", "accuracy")
 
 
 SCENARIOS = {
@@ -234,28 +242,15 @@ def test_sharded_checkpoint_is_atomic_rotates_and_resumes_exactly(runs, tmp_path
     converted.mkdir()
     for name in FINAL[:-1]:
         convert_sharded_checkpoint(str(run.work_dir / name), str(converted / name))
-    tool = subprocess.run(  # the last one with the tool, through the latest.pth link
-        [sys.executable, "tools/convert_sharded_checkpoint.py", str(run.work_dir / "latest.pth")]
-        + [str(converted / FINAL[-1])],
-        cwd=REPO,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
+    # The last one with the tool, through the latest.pth link.
+    tool = run_tool(
+        "convert_sharded_checkpoint.py", run.work_dir / "latest.pth", converted / FINAL[-1]
     )
     assert tool.returncode == 0, tool.stderr[-4000:]
     assert_same_checkpoints(runs["reference"].result().work_dir, converted, note)
     # tools/test.py reads the sharded directory itself, in one process: the reference run's
     # full checkpoint's accuracy.
-    direct = subprocess.run(
-        [sys.executable, "tools/test.py", str(CONFIG), str(run.work_dir / "latest.pth")]
-        + ["--metrics", "accuracy"],
-        cwd=REPO,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    direct = evaluate(run.work_dir / "latest.pth")
     assert direct.returncode == 0, direct.stderr[-4000:]
     accuracy = re.compile(r"accuracy_top-1: ([\d.]+)")
     assert accuracy.findall(direct.stdout) == accuracy.findall(
