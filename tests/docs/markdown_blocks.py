@@ -31,6 +31,7 @@ SKIP_MARKER = re.compile(r"^\*Not run in CI: (?P<reason>.+)\*$")
 ONE_EPOCH_MARKER = "*In CI this runs for one epoch.*"
 CONTINUES_MARKER = "*Continues the block above.*"
 ONE_EPOCH_OPTION = "runner.max_epochs=1"
+SEPARATORS = (";", "&", "&&", "|", "||")
 
 # Commands whose arguments reach tools/train.py, with the number of positional arguments the
 # wrapper itself takes before them.
@@ -189,11 +190,16 @@ def shell_commands(script: str) -> list[list[str]]:
             tokens = line.split()
         heredoc_end = _heredoc_delimiter(tokens)
         current: list[str] = []
+        redirect_target = False
         for token in tokens:
-            if token and set(token) <= set(";&|<>"):
+            if token in SEPARATORS:
                 if current:
                     commands.append(current)
-                current = []
+                current, redirect_target = [], False
+            elif token and set(token) <= set("<>&|;"):  # a redirection: '>', '>>', '<<'...
+                redirect_target = True
+            elif redirect_target:  # the file or here-doc delimiter, not an argument
+                redirect_target = False
             else:
                 current.append(token)
         if current:
