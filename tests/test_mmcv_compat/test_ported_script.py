@@ -9,6 +9,7 @@ it, checks that the result is the page's script, and runs that script in a fresh
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -46,8 +47,16 @@ def test_the_documented_command_ports_the_mmcv_original(tmp_path):
 def test_the_ported_script_trains_evaluates_and_checkpoints(tmp_path):
     (tmp_path / "train.py").write_text(_block_after("<!-- ported-script -->", "python"))
     shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    # One thread per process: with torch's default (all cores) the small model runs several
+    # times slower when the suite's other processes share the cores.
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
-        [sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600
+        [sys.executable, "train.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     work_dir = tmp_path / "work_dirs" / "ported_mmcls_style"
