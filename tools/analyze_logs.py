@@ -2,7 +2,7 @@
 
 Examples:
     python tools/analyze_logs.py plot_curve work_dirs/digits_lenet/*.log.json \
-        --keys loss accuracy_top-1 --out curve.png
+        --keys loss accuracy_top-1 --out work_dirs/digits_lenet/curve.png
     python tools/analyze_logs.py cal_train_time work_dirs/digits_lenet/*.log.json
 """
 
@@ -118,7 +118,16 @@ def plot_curve(args: argparse.Namespace) -> None:
 
 
 def cal_train_time(args: argparse.Namespace) -> None:
-    """Print average/slowest/fastest epoch iteration times of each log (``time`` key)."""
+    """Print average/slowest/fastest epoch iteration times of each log (``time`` key).
+
+    A log without train timing (a run that only evaluated, or resumed at its last epoch and
+    trained nothing) is skipped with a note on stderr naming it, so a glob over a work dir
+    still reports the runs that trained.
+
+    Raises:
+        ValueError: No log has a train entry with a ``time`` value.
+    """
+    reported = 0
     for path in args.json_logs:
         entries = load_json_log(path)
         per_epoch: dict[int, list[float]] = defaultdict(list)
@@ -126,7 +135,9 @@ def cal_train_time(args: argparse.Namespace) -> None:
             if entry["mode"] == "train" and "time" in entry:
                 per_epoch[entry["epoch"]].append(entry["time"])
         if not per_epoch:
-            raise ValueError(f'{path}: no train entries with a "time" value')
+            print(f'skipped {path}: no train entries with a "time" value', file=sys.stderr)
+            continue
+        reported += 1
         if not args.include_outliers:
             # The first logged interval of an epoch includes loader start-up; skip it when the
             # epoch has more entries.
@@ -140,6 +151,9 @@ def cal_train_time(args: argparse.Namespace) -> None:
         print(f"time std over epochs is {float(np.std(list(means.values()))):.4f}")
         all_times = [t for times in per_epoch.values() for t in times]
         print(f"average iter time: {float(np.mean(all_times)):.4f} s/iter")
+    if not reported:
+        names = ", ".join(args.json_logs)
+        raise ValueError(f'no train entries with a "time" value in any log: {names}')
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -162,3 +162,40 @@ def test_analyze_logs_plots_a_png_and_reports_times(e2e, capsys, digits_run, tmp
         tool.main(["plot_curve", str(log), "--keys", "no_such_key", "--out", str(png)])
     err = capsys.readouterr().err
     assert "no_such_key" in err and "loss" in err  # names the key and lists the logged ones
+
+
+def _write_json_log(path, *entries):
+    """A ``<timestamp>.log.json`` as TextLoggerHook writes it: env/config line, then entries."""
+    lines = [{"env_info": "sys.platform: linux", "config": "", "seed": 0}, *entries]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_cal_train_time_skips_logs_without_train_timing(e2e, capsys, tmp_path):
+    train = [
+        {"mode": "train", "epoch": e, "iter": i, "lr": 0.05, "time": t, "loss": 2.3}
+        for e, times in ((1, (0.5, 0.01, 0.03)), (2, (0.4, 0.02, 0.02)))
+        for i, t in zip((15, 30, 45), times)
+    ]
+    val = {"mode": "val", "epoch": 2, "iter": 12, "lr": 0.05, "accuracy_top-1": 95.0}
+    trained = _write_json_log(tmp_path / "20261124_100000_aaaaaa.log.json", *train, val)
+    # A run that resumed at its last epoch: it only evaluated, or wrote no entry at all.
+    eval_only = _write_json_log(tmp_path / "20261124_110000_bbbbbb.log.json", val)
+    empty = _write_json_log(tmp_path / "20261124_120000_cccccc.log.json")
+    tool = e2e.load_tool("analyze_logs")
+
+    assert tool.main(["cal_train_time", str(trained), str(eval_only), str(empty)]) == 0
+    out, err = capsys.readouterr()
+    assert out.count("-----Analyze train time of") == 1 and str(trained) in out
+    # Each epoch's first interval is skipped: epoch 1 averages 0.02, epoch 2 0.02, both 0.02.
+    assert "average iter time: 0.0200 s/iter" in out
+    assert f'skipped {eval_only}: no train entries with a "time" value' in err
+    assert f'skipped {empty}: no train entries with a "time" value' in err
+    assert str(trained) not in err
+
+    proc = e2e.run_tool("tools/analyze_logs.py", "cal_train_time", eval_only, empty)
+    assert proc.returncode == 2
+    assert f"skipped {eval_only}" in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f'error: ValueError: no train entries with a "time" value in any log: {eval_only}, {empty}'
+    )
