@@ -27,6 +27,9 @@ NOT_COPIED = {".git", ".venv", "mmpar", "work_dirs", "data", "build"}
 WRITABLE = ("work_dirs/", "data/")
 # Blocks that would start the test suite from inside it; they must be marked not run.
 RECURSIVE = ("scripts/test.sh", ".ci/run", "pytest")
+# gloo's known abort while a process exits after its work is done (see test_dist_faults.py):
+# a block that failed with it is run once more, and the test warns.
+GLOO_EXIT_ABORT = "terminate called without an active exception"
 
 
 @dataclass
@@ -57,11 +60,13 @@ class PageOutcome:
         blocks: One outcome per block that ran.
         stray_files: Files the examples wrote into the checkout outside ``work_dirs/`` and
             ``data/`` (where a user's clone would get untracked files).
+        reruns: Blocks run a second time after gloo's exit abort (``page:line``).
     """
 
     page: str
     blocks: list[BlockOutcome] = field(default_factory=list)
     stray_files: list[str] = field(default_factory=list)
+    reruns: list[str] = field(default_factory=list)
 
     @property
     def failure(self) -> BlockOutcome | None:
@@ -136,6 +141,9 @@ def run_page(page: str, blocks: list[Block], scratch: Path) -> PageOutcome:
             outcome.blocks.append(_refused(block, why))
             break
         result = run_block(block, blocks, checkout, env)
+        if result.returncode != 0 and GLOO_EXIT_ABORT in result.output:
+            outcome.reruns.append(block.where)
+            result = run_block(block, blocks, checkout, env)
         outcome.blocks.append(result)
         if result.returncode != 0:
             break
