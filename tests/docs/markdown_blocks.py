@@ -113,6 +113,9 @@ def parse_blocks(text: str, page: str) -> list[Block]:
 
 
 def _dedent(line: str, indent: int) -> str:
+    """Remove a fence's indent from a line of its block (a top-level fence: nothing)."""
+    if not indent:
+        return line
     return line[indent:] if line[:indent].isspace() else line.lstrip()
 
 
