@@ -33,14 +33,19 @@ CONTINUES_MARKER = "*Continues the block above.*"
 ONE_EPOCH_OPTION = "runner.max_epochs=1"
 SEPARATORS = (";", "&", "&&", "|", "||")
 
-# Commands whose arguments reach tools/train.py, with the number of positional arguments the
-# wrapper itself takes before them.
-TRAINING_COMMANDS = {
-    "tools/train.py": 0,
-    "scripts/demo.sh": 0,
-    "tools/dist_train.sh": 2,
-    "tools/slurm_train.sh": 4,
+# Shell wrappers: the Python tool their extra arguments reach, after how many positionals.
+WRAPPERS = {
+    "tools/dist_train.sh": ("tools/train.py", 2),
+    "tools/dist_test.sh": ("tools/test.py", 3),
+    "tools/slurm_train.sh": ("tools/train.py", 4),
+    "tools/slurm_test.sh": ("tools/test.py", 4),
+    "scripts/demo.sh": ("tools/train.py", 0),
 }
+# Commands that train: tools/train.py and the wrappers around it.
+TRAINING_COMMANDS = (
+    "tools/train.py",
+    *(wrapper for wrapper, (tool, _) in WRAPPERS.items() if tool == "tools/train.py"),
+)
 
 
 @dataclass
@@ -107,7 +112,7 @@ def parse_blocks(text: str, page: str) -> list[Block]:
             raise ValueError(f"{page}:{i + 1}: code fence is never closed")
         body = [_dedent(line, indent) for line in lines[i + 1 : end]]
         block = Block(page=page, line=i + 1, lang=opening["lang"], code="\n".join(body) + "\n")
-        _apply_markers(block, _marker_lines(lines, i))
+        _apply_markers(block, lines, i)
         blocks.append(block)
         i = end + 1
     return blocks
@@ -120,37 +125,27 @@ def _dedent(line: str, indent: int) -> str:
     return line[indent:] if line[:indent].isspace() else line.lstrip()
 
 
-def _marker_lines(lines: list[str], fence: int) -> list[str]:
-    """The lines directly above a fence that are markers (blank lines between them skipped)."""
-    found = []
-    j = fence - 1
-    while j >= 0:
-        line = lines[j].strip()
+def _apply_markers(block: Block, lines: list[str], fence: int) -> None:
+    """Set the block's flags from the marker lines directly above its fence (blank lines skip)."""
+    for line in reversed(lines[:fence]):
+        line = line.strip()
         if not line:
-            j -= 1
             continue
-        if line == ONE_EPOCH_MARKER or line == CONTINUES_MARKER or SKIP_MARKER.match(line):
-            found.append(line)
-            j -= 1
-            continue
-        if line.startswith(("*Not run", "*In CI", "*Continues")):
-            raise ValueError(
-                f"line {j + 1}: {line!r} looks like a docs-test marker but is not one; use "
-                f"'*Not run in CI: <why>.*', {ONE_EPOCH_MARKER!r} or {CONTINUES_MARKER!r}"
-            )
-        break
-    return found
-
-
-def _apply_markers(block: Block, markers: list[str]) -> None:
-    for marker in markers:
-        skip = SKIP_MARKER.match(marker)
+        skip = SKIP_MARKER.match(line)
         if skip:
             block.skip_reason = skip["reason"].rstrip(".")
-        elif marker == ONE_EPOCH_MARKER:
+        elif line == ONE_EPOCH_MARKER:
             block.one_epoch = True
-        else:
+        elif line == CONTINUES_MARKER:
             block.continues = True
+        elif line.startswith(("*Not run", "*In CI", "*Continues")):
+            raise ValueError(
+                f"{block.page}: {line!r} above line {block.line} looks like a docs-test marker "
+                f"but is not one; use '*Not run in CI: <why>.*', {ONE_EPOCH_MARKER!r} or "
+                f"{CONTINUES_MARKER!r}"
+            )
+        else:
+            break
 
 
 def page_blocks(path: Path, root: Path = REPO) -> list[Block]:
@@ -191,18 +186,20 @@ def shell_commands(script: str) -> list[list[str]]:
             tokens = list(lexer)
         except ValueError:  # an unbalanced quote spanning lines (python -c "..."): keep raw
             tokens = line.split()
-        heredoc_end = _heredoc_delimiter(tokens)
+        heredoc_end = None
         current: list[str] = []
-        redirect_target = False
+        redirection = None
         for token in tokens:
             if token in SEPARATORS:
                 if current:
                     commands.append(current)
-                current, redirect_target = [], False
+                current, redirection = [], None
             elif token and set(token) <= set("<>&|;"):  # a redirection: '>', '>>', '<<'...
-                redirect_target = True
-            elif redirect_target:  # the file or here-doc delimiter, not an argument
-                redirect_target = False
+                redirection = token
+            elif redirection:  # the file or here-doc delimiter, not an argument
+                if redirection in ("<<", "<<-"):
+                    heredoc_end = token
+                redirection = None
             else:
                 current.append(token)
         if current:
@@ -212,13 +209,6 @@ def shell_commands(script: str) -> list[list[str]]:
                 if body_line.strip() == heredoc_end:
                     break
     return commands
-
-
-def _heredoc_delimiter(tokens: list[str]) -> str | None:
-    for i, token in enumerate(tokens):
-        if token in ("<<", "<<-") and i + 1 < len(tokens):
-            return tokens[i + 1]
-    return None
 
 
 def with_one_epoch(script: str, where: str = "block") -> str:

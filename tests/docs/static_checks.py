@@ -24,6 +24,7 @@ from markdown_blocks import (
     DATA_LANGUAGES,
     REPO,
     RUNNABLE_LANGUAGES,
+    WRAPPERS,
     Block,
     python_source,
     shell_commands,
@@ -31,14 +32,6 @@ from markdown_blocks import (
 
 REPO_DIRS = ("tools/", "configs/", "scripts/", "benchmarks/", "tests/", "docs/", "mmpar/")
 
-# Shell wrappers: the Python tool their extra arguments reach, after how many positionals.
-WRAPPERS = {
-    "tools/dist_train.sh": ("tools/train.py", 2),
-    "tools/dist_test.sh": ("tools/test.py", 3),
-    "tools/slurm_train.sh": ("tools/train.py", 4),
-    "tools/slurm_test.sh": ("tools/test.py", 4),
-    "scripts/demo.sh": ("tools/train.py", 0),
-}
 TORCHRUN = ("torchrun", "torch.distributed.run")
 
 
