@@ -29,10 +29,12 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import io
 import os
 import runpy
 import sys
 import types
+import zipfile
 from collections.abc import Sequence
 
 import mmpar
@@ -42,7 +44,7 @@ from mmpar.version import mmcv_version, parse_version_info
 ALIAS = "mmcv"
 TARGET = "mmpar"
 
-__all__ = ["MmcvAliasFinder", "install", "installed", "main"]
+__all__ = ["CHILD_MAIN_ENV", "MmcvAliasFinder", "install", "installed", "main"]
 
 USAGE = (
     "usage: python -m mmpar.as_mmcv script.py [args...]\n"
@@ -186,17 +188,70 @@ def install() -> None:
         sys.meta_path.insert(0, _FINDER)
 
 
+# The program the launcher runs, for the processes multiprocessing starts with spawn or
+# forkserver: a path, or "-m <module>".
+CHILD_MAIN_ENV = "MMPAR_AS_MMCV_MAIN"
+
+
+def _exec_as_main(code: types.CodeType, file: str, package: str | None) -> None:
+    """Run ``code`` as the module ``__main__``, as ``python file`` (or ``python -m``) would.
+
+    One thing differs: ``__main__.__spec__`` names this module. multiprocessing's spawn and
+    forkserver children re-import the parent's ``__main__`` by that name, so they start
+    through the launcher too (:func:`_child_main`) and have the mode on before the program's
+    imports run. Forked children simply inherit it.
+    """
+    module = types.ModuleType("__main__")
+    module.__file__ = file
+    module.__package__ = package
+    module.__spec__ = importlib.util.find_spec(__name__)
+    sys.modules["__main__"] = module
+    exec(code, module.__dict__)
+
+
 def _run(argv: Sequence[str]) -> None:
     """Run ``script.py args`` or ``-m module args`` as ``__main__``, as ``python`` would."""
     if argv[0] == "-m":
-        sys.argv = [argv[1], *argv[2:]]  # runpy replaces argv[0] with the module's file
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        name = argv[1]
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations is not None:
+            name = f"{name}.__main__"  # `python -m package` runs package.__main__
+            spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            raise ModuleNotFoundError(f"No module named {name}", name=name)
+        code = spec.loader.get_code(name)
+        sys.argv = [spec.origin, *argv[2:]]
+        os.environ[CHILD_MAIN_ENV] = f"-m {name}"
+        _exec_as_main(code, spec.origin, spec.parent)
         return
     script = argv[0]
     sys.argv = list(argv)
     # Python puts the script's folder first on sys.path (`python -m` put the current one).
     sys.path[0] = os.path.dirname(os.path.abspath(script))
-    runpy.run_path(script, run_name="__main__")
+    if os.path.isdir(script) or zipfile.is_zipfile(script):
+        runpy.run_path(script, run_name="__main__")  # a folder or zip with __main__.py
+        return
+    path = os.path.abspath(script)
+    with io.open_code(path) as f:
+        # dont_inherit: this module's `from __future__` flags are not the script's.
+        code = compile(f.read(), path, "exec", dont_inherit=True)
+    os.environ[CHILD_MAIN_ENV] = path
+    _exec_as_main(code, path, None)
+
+
+def _child_main() -> dict:
+    """In a spawn/forkserver child: run the parent's program as ``__mp_main__``.
+
+    Its ``if __name__ == "__main__":`` part stays off, as multiprocessing does for any main
+    module; its names are returned, to become those of the child's main module (so pickled
+    references to ``__main__.X`` resolve).
+    """
+    target = os.environ.get(CHILD_MAIN_ENV, "")
+    if target.startswith("-m "):
+        return runpy.run_module(target[3:], run_name="__mp_main__")
+    if target:
+        return runpy.run_path(target, run_name="__mp_main__")
+    return {}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -234,5 +289,11 @@ if __name__ == "__main__":
     from mmpar.as_mmcv import main as _main
 
     sys.exit(_main())
+elif __name__ == "__mp_main__":
+    # A spawn/forkserver child of a launcher run (see _exec_as_main): importing the module
+    # switches the mode on; then the parent's program runs, its names becoming this module's.
+    from mmpar.as_mmcv import _child_main
+
+    globals().update(_child_main())
 else:
     install()

@@ -272,3 +272,43 @@ def test_torchrun_starts_every_worker_through_the_launcher(tmp_path):
         assert out == dict(
             rank=rank, world_size=2, total=3.0, version="1.7.0", argv=["--launcher", "pytorch"]
         )
+
+
+def test_spawn_and_forkserver_children_start_with_the_mode_on(tmp_path):
+    # Such children import the parent's __main__ again before anything else; the launcher's
+    # __main__ names mmpar.as_mmcv, so they go through it. (Forked children inherit the mode.)
+    _write(
+        tmp_path / "spawner.py",
+        """
+        import json, sys
+        import multiprocessing as mp
+        import mmcv
+        import mmcv.fileio
+
+        import mmpar.fileio
+
+
+        class Payload:  # pickled by reference as __main__.Payload
+            pass
+
+
+        def child(queue, payload):
+            queue.put([mmcv.__version__, mmcv.fileio is mmpar.fileio,
+                       type(payload).__name__, __name__])
+
+
+        if __name__ == "__main__":
+            out = {}
+            for method in ("spawn", "forkserver"):
+                ctx = mp.get_context(method)
+                queue = ctx.Queue()
+                proc = ctx.Process(target=child, args=(queue, Payload()))
+                proc.start()
+                out[method] = queue.get(timeout=60)
+                proc.join()
+            print(json.dumps(out))
+        """,
+    )
+    out = _probe(_run(["-m", "mmpar.as_mmcv", "spawner.py"], tmp_path))
+    expected = ["1.7.0", True, "Payload", "__mp_main__"]
+    assert out == {"spawn": expected, "forkserver": expected}
