@@ -18,6 +18,10 @@ unless ``MMPAR_MMCV_VERSION`` is set; see :mod:`mmpar.version` for why), as does
 :class:`ModuleNotFoundError` as usual, so ``try: from mmcv.ops import X / except ImportError:``
 fallbacks keep working.
 
+Processes the program starts have the mode too: forked ones inherit it, and ``spawn`` /
+``forkserver`` children (which import the parent's ``__main__`` again) start through this module,
+because the launcher's ``__main__`` names it. Under torchrun each worker runs the launcher.
+
 A real mmcv that is merely installed is never imported (this finder comes first); one that
 was imported before the mode is switched on stops it with an :class:`ImportError`, since two
 ``mmcv``s in one process would split registries.
