@@ -133,7 +133,8 @@ def _unit_float(img: np.ndarray) -> np.ndarray:
 def _restore_type(img: np.ndarray, dtype: Any) -> np.ndarray:
     """``img`` is in [0, 255]: back to uint8 (rounded) or float32 in [0, 1]."""
     if dtype == np.uint8:
-        return img.round().astype(np.uint8)
+        # Clipped first: mmcv cast directly, so white could come back as 256 -> 0.
+        return np.clip(img.round(), 0, 255).astype(np.uint8)
     if dtype == np.float32:
         return (img / 255.0).astype(np.float32)
     raise TypeError(f"the output type must be np.uint8 or np.float32, but it is {dtype}")
