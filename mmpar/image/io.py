@@ -7,6 +7,7 @@ and URI prefixes (``http://``, ``s3://`` with petrel, ...) work as in mmcv.
 
 from __future__ import annotations
 
+import importlib
 import io
 import os.path as osp
 import warnings
@@ -51,6 +52,29 @@ _PILLOW_FLAGS = (
 # Canvas for Pillow's 'LA' images: converting them to RGB directly would paint the transparent
 # part black and hide black foreground; mmcv composes them on this colour instead.
 _LA_CANVAS = (124, 117, 104)
+
+
+# mmcv's module attributes for the optional packages (None when missing), looked up on first
+# access so that importing this module does not import them.
+_OPTIONAL_ATTRIBUTES = {
+    "TurboJPEG": ("turbojpeg", "TurboJPEG"),
+    "TJCS_RGB": ("turbojpeg", "TJCS_RGB"),
+    "TJPF_BGR": ("turbojpeg", "TJPF_BGR"),
+    "TJPF_GRAY": ("turbojpeg", "TJPF_GRAY"),
+    "tifffile": ("tifffile", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Serve mmcv's ``TurboJPEG``/``TJPF_*``/``tifffile`` attributes: the object or None."""
+    if name not in _OPTIONAL_ATTRIBUTES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name, attribute = _OPTIONAL_ATTRIBUTES[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return module if attribute is None else getattr(module, attribute)
 
 
 def _optional_module(backend: str) -> Any:

@@ -12,6 +12,15 @@ import numpy as np
 from .photometric import imdenormalize
 
 
+def __getattr__(name: str) -> Any:
+    """Serve the module attribute ``torch`` of mmcv's misc, imported on first access."""
+    if name == "torch":
+        import torch
+
+        return torch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def tensor2imgs(
     tensor: Any, mean: tuple | None = None, std: tuple | None = None, to_rgb: bool = True
 ) -> list[np.ndarray]:

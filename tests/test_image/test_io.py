@@ -192,6 +192,8 @@ def test_optional_backends_fail_clearly_when_missing(bgr, backend, package, monk
 
     monkeypatch.setattr(builtins, "__import__", no_optional)
     monkeypatch.setattr(image_io, "jpeg", None)
+    # mmcv's module attributes for the optional package are None, as in mmcv.
+    assert getattr(image_io, "TurboJPEG" if backend == "turbojpeg" else "tifffile") is None
     with pytest.raises(ImportError, match=package):
         mmimage.use_backend(backend)
     assert image_io.imread_backend == "cv2"  # unchanged by the failed selection
@@ -220,6 +222,8 @@ def test_turbojpeg_backend_plumbing(bgr, monkeypatch):
         setattr(module, name, getattr(_FakeTurboJPEG, name))
     monkeypatch.setitem(sys.modules, "turbojpeg", module)
     monkeypatch.setattr(image_io, "jpeg", None)
+    assert image_io.TurboJPEG is _FakeTurboJPEG  # mmcv's module attributes, looked up lazily
+    assert image_io.TJPF_GRAY == 6
     mmimage.use_backend("turbojpeg")
     assert isinstance(image_io.jpeg, _FakeTurboJPEG)
     content = _png(bgr)
@@ -237,6 +241,7 @@ def test_tifffile_backend_plumbing(bgr, monkeypatch):
     module = types.ModuleType("tifffile")
     module.imread = lambda buffer: np.load(buffer)  # the stored array, as tifffile returns it
     monkeypatch.setitem(sys.modules, "tifffile", module)
+    assert image_io.tifffile is module
     buffer = io.BytesIO()
     np.save(buffer, bgr)
     got = mmimage.imfrombytes(buffer.getvalue(), "grayscale", "rgb", backend="tifffile")
