@@ -20,7 +20,11 @@ LAYERS = {
     "version": 0,
     "utils": 1,
     "fileio": 1,
+    "image": 1,  # mmcv.image: numpy/OpenCV, uses utils and fileio
+    "video": 1,  # mmcv.video: uses image (flow files) and arraymisc
+    "arraymisc": 1,
     "parallel": 2,
+    "visualization": 2,  # draws with image, shows flow with video
     "runner": 3,
     "engine": 3,  # the test loops, beside the runner as in mmcv
     "datasets": 4,
