@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Callable, Optional
+from typing import Callable
 
 from torch import nn
 
@@ -11,7 +11,7 @@ from mmpar.runner.checkpoint import load_checkpoint
 
 
 def init_or_load(
-    model: nn.Module, pretrained: Optional[str], default_init: Callable[[], None]
+    model: nn.Module, pretrained: str | None, default_init: Callable[[], None]
 ) -> None:
     """Load ``pretrained`` (non-strict) into ``model``, or run ``default_init`` when it is None.
 

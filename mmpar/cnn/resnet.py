@@ -6,7 +6,7 @@ of mmcls-style configs is :class:`mmpar.models.ResNet`.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Sequence, Union
 
 import torch.utils.checkpoint as cp
 from torch import Tensor, nn
@@ -53,7 +53,7 @@ class BasicBlock(nn.Module):
         planes: int,
         stride: int = 1,
         dilation: int = 1,
-        downsample: Optional[nn.Module] = None,
+        downsample: nn.Module | None = None,
         style: str = "pytorch",
         with_cp: bool = False,
     ) -> None:
@@ -99,7 +99,7 @@ class Bottleneck(nn.Module):
         planes: int,
         stride: int = 1,
         dilation: int = 1,
-        downsample: Optional[nn.Module] = None,
+        downsample: nn.Module | None = None,
         style: str = "pytorch",
         with_cp: bool = False,
     ) -> None:
@@ -255,7 +255,7 @@ class ResNet(nn.Module):
             self.res_layers.append(f"layer{i + 1}")
         self.feat_dim = block.expansion * 64 * 2 ** (len(stage_blocks) - 1)
 
-    def init_weights(self, pretrained: Optional[str] = None) -> None:
+    def init_weights(self, pretrained: str | None = None) -> None:
         """Load ``pretrained`` non-strictly, or Kaiming convs and BatchNorm weight 1, bias 0."""
 
         def default() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Sequence, Union
 
 from torch import Tensor, nn
 
@@ -121,7 +121,7 @@ class VGG(nn.Module):
                 nn.Linear(4096, num_classes),
             )
 
-    def init_weights(self, pretrained: Optional[str] = None) -> None:
+    def init_weights(self, pretrained: str | None = None) -> None:
         """Load ``pretrained`` non-strictly, or use mmcv's default initialisation.
 
         The default: Kaiming (fan-out) convs, BatchNorm weight 1 and bias 0, linear layers

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, TextIO
 
 import torch
 from torch import nn
@@ -54,9 +54,9 @@ def get_model_complexity_info(
     input_shape: tuple,
     print_per_layer_stat: bool = True,
     as_strings: bool = True,
-    input_constructor: Optional[Callable] = None,
+    input_constructor: Callable | None = None,
     flush: bool = False,
-    ost: Optional[TextIO] = None,
+    ost: TextIO | None = None,
 ) -> tuple:
     """Count the FLOPs and parameters of ``model`` for one input of ``input_shape``.
 
@@ -114,7 +114,7 @@ def get_model_complexity_info(
 _FLOPS_SCALES = (("GFLOPs", 1e9), ("MFLOPs", 1e6), ("KFLOPs", 1e3))
 
 
-def flops_to_string(flops: float, units: Optional[str] = "GFLOPs", precision: int = 2) -> str:
+def flops_to_string(flops: float, units: str | None = "GFLOPs", precision: int = 2) -> str:
     """Format a FLOPs count: ``flops_to_string(1e9) == '1.0 GFLOPs'``.
 
     Args:
@@ -129,7 +129,7 @@ def flops_to_string(flops: float, units: Optional[str] = "GFLOPs", precision: in
     return f"{flops} FLOPs"
 
 
-def params_to_string(num_params: float, units: Optional[str] = None, precision: int = 2) -> str:
+def params_to_string(num_params: float, units: str | None = None, precision: int = 2) -> str:
     """Format a parameter count: ``params_to_string(2e5) == '200.0 k'``.
 
     Args:
@@ -157,9 +157,9 @@ def print_model_with_flops(
     model: nn.Module,
     total_flops: float,
     total_params: float,
-    units: Optional[str] = "GFLOPs",
+    units: str | None = "GFLOPs",
     precision: int = 3,
-    ost: Optional[TextIO] = None,
+    ost: TextIO | None = None,
     flush: bool = False,
 ) -> None:
     """Print ``model`` with each module's parameters and FLOPs (and its share of the totals).
@@ -305,9 +305,7 @@ def norm_flops_counter_hook(module: nn.Module, input: tuple, output: torch.Tenso
     module.__flops__ += int(input[0].numel() * (2 if affine else 1))
 
 
-def deconv_flops_counter_hook(
-    conv_module: nn.Module, input: tuple, output: torch.Tensor
-) -> None:
+def deconv_flops_counter_hook(conv_module: nn.Module, input: tuple, output: torch.Tensor) -> None:
     """Transposed 2-D conv: kernel x in x out/groups per input position, plus the bias."""
     batch_size, _, height, width = input[0].shape
     per_position = (
@@ -395,9 +393,7 @@ _MAPPING: dict[type, Callable] = {
         (nn.Conv1d, nn.Conv2d, wrappers.Conv2d, nn.Conv3d, wrappers.Conv3d),
         conv_flops_counter_hook,
     ),
-    **dict.fromkeys(
-        (nn.ReLU, nn.PReLU, nn.ELU, nn.LeakyReLU, nn.ReLU6), relu_flops_counter_hook
-    ),
+    **dict.fromkeys((nn.ReLU, nn.PReLU, nn.ELU, nn.LeakyReLU, nn.ReLU6), relu_flops_counter_hook),
     **dict.fromkeys(
         (
             nn.MaxPool1d,

@@ -1,4 +1,4 @@
-"""Turn SyncBatchNorm layers back into plain BatchNorm (to run a distributed model on one device)."""
+"""Turn SyncBatchNorm layers back into plain BatchNorm layers (to run on one device)."""
 
 from __future__ import annotations
 
