@@ -21,6 +21,12 @@ their ``bias`` the constant ``bias`` (or ``log(p / (1 - p))`` for ``bias_prob=p`
 ``override=dict(name='fc', ...)`` initialises the whole sub-module ``module.fc`` instead, with
 its own arguments (or the parent's when only ``name`` is given); it wins over ``layer``.
 
+Each ``type`` is a class registered under that name in :data:`INITIALIZERS` (``ConstantInit``,
+``XavierInit``, ..., ``PretrainedInit``, mmcv's classes); a class a user registers there (a
+:class:`BaseInit` subclass, or any callable taking the module) works the same way. The
+``*_init(module, ...)`` functions (mmcv's ``constant_init`` & co) fill one module and are what
+the classes apply.
+
 While :meth:`BaseModule.init_weights` runs, each initialiser records in the module's
 ``_params_init_info`` how every parameter it changed was initialised.
 """
