@@ -288,8 +288,11 @@ class ResNet(nn.Module):
                         for param in m.parameters():
                             param.requires_grad = False
         if mode and self.frozen_stages >= 0:
-            frozen = [self.conv1, self.bn1]
-            frozen += [getattr(self, f"layer{i}") for i in range(1, self.frozen_stages + 1)]
+            for param in self.conv1.parameters():
+                param.requires_grad = False
+            frozen = [self.bn1] + [
+                getattr(self, f"layer{i}") for i in range(1, self.frozen_stages + 1)
+            ]
             for module in frozen:
                 module.eval()
                 for param in module.parameters():
