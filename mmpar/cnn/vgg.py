@@ -84,7 +84,8 @@ class VGG(nn.Module):
             raise KeyError(f"invalid depth {depth} for vgg (use one of {list(self.arch_settings)})")
         assert 1 <= num_stages <= 5, f"num_stages must be 1 to 5, got {num_stages}"
         assert len(dilations) == num_stages, "one dilation per stage"
-        assert max(out_indices) <= num_stages, f"out_indices {out_indices} beyond the stages"
+        # Empty out_indices (only the classifier's output) failed in mmcv's max(); allowed here.
+        assert max(out_indices, default=0) <= num_stages, f"out_indices {out_indices} too large"
         self.stage_blocks = self.arch_settings[depth][:num_stages]
         self.num_classes = num_classes
         self.out_indices = out_indices
