@@ -50,7 +50,8 @@ class ConvModule(nn.Module):
         with_spectral_norm: Wrap the conv in ``nn.utils.spectral_norm``. Default: False.
         padding_mode: ``'zeros'`` or ``'circular'`` (done by the conv), or a ``PADDING_LAYERS``
             name such as ``'reflect'`` or ``'replicate'`` (a padding layer before the conv,
-            which then pads nothing). Default: ``'zeros'``.
+            which then pads nothing). Default: ``'zeros'``. (mmcv 1.7.2 accepted
+            ``'circular'`` but never passed it on, so its conv padded with zeros.)
         order: The order of ``'conv'``, ``'norm'`` and ``'act'``. Default: conv, norm, act.
 
     Raises:

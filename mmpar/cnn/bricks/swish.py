@@ -12,6 +12,9 @@ from .registry import ACTIVATION_LAYERS
 class Swish(nn.Module):
     """Swish: ``x * sigmoid(x)`` (torch's ``SiLU``, under mmcv's name; no ``inplace``)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Return ``x * sigmoid(x)``."""
         return x * torch.sigmoid(x)

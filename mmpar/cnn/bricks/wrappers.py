@@ -49,10 +49,18 @@ class NewEmptyTensorOp(torch.autograd.Function):
 class Conv2d(nn.Conv2d):
     """``nn.Conv2d`` (empty batches are native in torch >= 1.9); registered as ``'Conv'``."""
 
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Run the torch layer (mmcv names the input ``x``)."""
+        return super().forward(x)
+
 
 @CONV_LAYERS.register_module("Conv3d", force=True)
 class Conv3d(nn.Conv3d):
     """``nn.Conv3d`` (empty batches are native); registered as ``'Conv3d'``."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Run the torch layer (mmcv names the input ``x``)."""
+        return super().forward(x)
 
 
 @CONV_LAYERS.register_module()
@@ -61,6 +69,10 @@ class Conv3d(nn.Conv3d):
 class ConvTranspose2d(nn.ConvTranspose2d):
     """``nn.ConvTranspose2d``; registered as ``'ConvTranspose2d'`` and ``'deconv'``."""
 
+    def forward(self, x: torch.Tensor, output_size: list[int] | None = None) -> torch.Tensor:
+        """Run the torch layer (mmcv names the input ``x``; ``output_size`` is torch's)."""
+        return super().forward(x, output_size)
+
 
 @CONV_LAYERS.register_module()
 @CONV_LAYERS.register_module("deconv3d")
@@ -68,17 +80,33 @@ class ConvTranspose2d(nn.ConvTranspose2d):
 class ConvTranspose3d(nn.ConvTranspose3d):
     """``nn.ConvTranspose3d``; registered as ``'ConvTranspose3d'`` and ``'deconv3d'``."""
 
+    def forward(self, x: torch.Tensor, output_size: list[int] | None = None) -> torch.Tensor:
+        """Run the torch layer (mmcv names the input ``x``; ``output_size`` is torch's)."""
+        return super().forward(x, output_size)
+
 
 class MaxPool2d(nn.MaxPool2d):
     """``nn.MaxPool2d`` (empty batches are native)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Run the torch layer (mmcv names the input ``x``)."""
+        return super().forward(x)
 
 
 class MaxPool3d(nn.MaxPool3d):
     """``nn.MaxPool3d`` (empty batches are native)."""
 
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Run the torch layer (mmcv names the input ``x``)."""
+        return super().forward(x)
+
 
 class Linear(nn.Linear):
     """``nn.Linear`` (empty batches are native)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Run the torch layer (mmcv names the input ``x``)."""
+        return super().forward(x)
 
 
 __all__ = [
