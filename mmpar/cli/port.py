@@ -282,9 +282,7 @@ def find_python_files(root: Path) -> tuple[list[Path], list[str]]:
 
     def note(path: Path) -> None:
         if outside(path):
-            skipped.append(
-                f"skipped {path}: a symlink to {os.path.realpath(path)}, outside {root}"
-            )
+            skipped.append(f"skipped {path}: a symlink to {os.path.realpath(path)}, outside {root}")
 
     if not root.is_dir():
         if root.is_symlink():
@@ -330,7 +328,7 @@ def _read(path: Path, rel: str) -> PortedFile:
         raise PortInputError(
             "UnicodeDecodeError",
             f"{rel}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start}); "
-            f"convert it to UTF-8 and run again"
+            f"convert it to UTF-8 and run again",
         ) from None
     try:
         new, uses = port_source(text, rel)
