@@ -110,7 +110,8 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
             lowers peak memory. The root module is always a unit (it holds the rest).
         param_dtype: Dtype of the gathered parameters in forward/backward (``'bfloat16'``,
             ``'float16'``, ``torch.bfloat16`` ...); the shards and optimizer stay in the
-            parameters' own dtype. None: no mixed precision.
+            parameters' own dtype; what the model returns is cast to float32. None: no mixed
+            precision.
         reduce_dtype: Dtype of the gradient reduce-scatter (default ``param_dtype``).
         cpu_offload: Keep the shards, gradients and optimizer state on the CPU (FSDP's
             ``CPUOffloadPolicy``, pinned when CUDA is available); the optimizer step then runs
@@ -156,14 +157,21 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
         self.dim = dim
         mesh = init_device_mesh(device_type, (dist.get_world_size(),))
         options: dict[str, Any] = dict(mesh=mesh, reshard_after_forward=reshard_after_forward)
+        root_options = dict(options)
         if param is not None or reduce is not None:
             options["mp_policy"] = mixed_precision(param_dtype=param, reduce_dtype=reduce)
+            # What the root returns (losses, test outputs) is float32, as without mixed
+            # precision: evaluation code turns it into NumPy arrays, which have no bfloat16.
+            root_options["mp_policy"] = mixed_precision(
+                param_dtype=param, reduce_dtype=reduce, output_dtype=torch.float32
+            )
         if cpu_offload:
             # Pinned memory needs CUDA; without it the shards stay in ordinary CPU memory.
             options["offload_policy"] = cpu_offload_policy(pin_memory=device_type == "cuda")
+            root_options["offload_policy"] = options["offload_policy"]
         for unit in _shard_units(module, wrap_modules or ()):
             fully_shard(unit, **options)
-        fully_shard(module, **options)
+        fully_shard(module, **root_options)
         self.module = module
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
