@@ -52,7 +52,8 @@ def _require_env(launcher: str, names: tuple[str, ...], hint: str) -> dict[str, 
     return {n: os.environ[n] for n in names}
 
 
-def _default_backend() -> str:
+def default_backend() -> str:
+    """The backend ``init_dist`` uses when none is given: nccl with CUDA, gloo without."""
     return "nccl" if torch.cuda.is_available() else "gloo"
 
 
@@ -90,7 +91,7 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
         )
     if is_distributed():
         raise RuntimeError("init_dist: the default process group is already initialized")
-    backend = backend or _default_backend()
+    backend = backend or default_backend()
     if launcher == "pytorch":
         _init_pytorch(backend, **kwargs)
     elif launcher == "slurm":

@@ -345,6 +345,31 @@ def test_fp16_loss_scale_syncs_once_per_log_interval(
     assert ckpt["meta"]["fp16"]["loss_scaler"]["scale"] == 512.0
 
 
+class OffloadedWrapper(nn.Module):
+    """Like MMFullyShardedDataParallel(cpu_offload=True) on CUDA: CPU shards, CUDA compute."""
+
+    device_type = "cuda"
+
+    def __init__(self):
+        super().__init__()
+        self.module = nn.Linear(4, 1)
+
+
+class BareRunner:
+    def __init__(self, model):
+        self.model, self.hooks, self.meta = model, [], {}
+
+
+def test_fp16_hook_takes_the_autocast_device_from_the_wrapper(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(optimizer_hooks, "_make_grad_scaler", lambda scale, device: device)
+    model = OffloadedWrapper()
+    assert next(model.parameters()).device.type == "cpu"
+    hook = Fp16OptimizerHook()
+    hook.before_run(BareRunner(model))
+    assert (hook.device_type, hook.dtype, hook.loss_scaler) == ("cuda", torch.float16, "cuda")
+
+
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_fp16_hook_uses_grad_scaler_on_cuda(make_runner, make_loader):

@@ -207,6 +207,19 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _compute_device_type(model: Any) -> str:
+    """The device type the model computes on: the wrapper's, else its parameters'.
+
+    A wrapper that offloads parameters to the CPU (``MMFullyShardedDataParallel`` with
+    ``cpu_offload=True``) still computes on CUDA; it says so in ``device_type``.
+    """
+    device_type = getattr(model, "device_type", None)
+    if isinstance(device_type, str):
+        return device_type
+    param = next(model.parameters(), None)
+    return param.device.type if param is not None else "cpu"
+
+
 def _has_grads(optimizer: Optimizer) -> bool:
     return any(p.grad is not None for group in optimizer.param_groups for p in group["params"])
 
@@ -216,9 +229,10 @@ class Fp16OptimizerHook(OptimizerHook):
     """Mixed precision with ``torch.autocast``: fp16 + GradScaler on CUDA, bf16 on CPU.
 
     ``before_run`` calls :func:`~mmpar.runner.fp16_utils.wrap_fp16_model` (so methods
-    decorated with ``auto_fp16``/``force_fp32`` switch on) and picks the device from the model's
-    parameters. The hook provides ``train_step_context(runner)``; the runner enters that context
-    around ``model.train_step``, so the forward pass runs under autocast while backward and the
+    decorated with ``auto_fp16``/``force_fp32`` switch on) and picks the device from the
+    wrapper's ``device_type`` (else the model's parameters). The hook provides
+    ``train_step_context(runner)``; the runner enters that context around
+    ``model.train_step``, so the forward pass runs under autocast while backward and the
     optimizer step (here, in ``after_train_iter``) run outside it. On CUDA the loss is scaled by
     a ``torch.amp.GradScaler``: a step whose gradients overflow is skipped and the scale backs
     off. The scaler state is checkpointed (``state_dict``) and, as in mmcv, mirrored in
@@ -266,8 +280,7 @@ class Fp16OptimizerHook(OptimizerHook):
     def before_run(self, runner: Any) -> None:
         """Enable fp16 in the model; pick the autocast device/dtype; build the scaler."""
         wrap_fp16_model(runner.model)
-        param = next(runner.model.parameters(), None)
-        device_type = param.device.type if param is not None else "cpu"
+        device_type = _compute_device_type(runner.model)
         self.device_type, self.dtype = device_type, autocast_dtype(device_type)
         if self.dtype != torch.float16:  # bf16 has float32's range: nothing to scale
             self.loss_scaler = None
