@@ -18,7 +18,7 @@ import torch.distributed as dist
 from torch import nn
 
 from .data_parallel import WrapperStepsMixin
-from .distributed import _route_forward
+from .distributed import _route_forward, hide_cpu_only_inputs
 from .registry import MODULE_WRAPPERS
 
 __all__ = ["MMFullyShardedDataParallel", "is_fully_sharded"]
@@ -176,14 +176,29 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """Unwrap DataContainers and call the sharded model."""
+        inputs, kwargs, hidden = self._hide_cpu_only(inputs, kwargs)
         inputs, kwargs = self._local_inputs(inputs, kwargs)
-        return self.module(*inputs, **kwargs)
+        if not hidden:
+            return self.module(*inputs, **kwargs)
+        with _route_forward(
+            self.module, "forward", wrapper=type(self).__name__, unhide_cpu_only=True
+        ):
+            return self.module(*inputs, **kwargs)
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
+        inputs, kwargs, hidden = self._hide_cpu_only(inputs, kwargs)
         inputs, kwargs = self._local_inputs(inputs, kwargs)
         # Through __call__, so FSDP's root hooks gather the root's parameters for this step.
-        with _route_forward(self.module, name, wrapper=type(self).__name__):
+        with _route_forward(
+            self.module, name, wrapper=type(self).__name__, unhide_cpu_only=hidden
+        ):
             return self.module(*inputs, **kwargs)
+
+    def _hide_cpu_only(self, inputs: tuple, kwargs: dict) -> tuple[tuple, dict, bool]:
+        # FSDP2's root pre-forward moves the inputs on accelerators only, not on the CPU.
+        if self.device_type == "cpu":
+            return inputs, kwargs, False
+        return hide_cpu_only_inputs(inputs, kwargs)
 
     def _local_inputs(self, inputs: tuple, kwargs: dict) -> tuple[tuple, dict]:
         device = torch.cuda.current_device() if self.device_type == "cuda" else -1
