@@ -189,9 +189,7 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
         inputs, kwargs, hidden = self._hide_cpu_only(inputs, kwargs)
         inputs, kwargs = self._local_inputs(inputs, kwargs)
         # Through __call__, so FSDP's root hooks gather the root's parameters for this step.
-        with _route_forward(
-            self.module, name, wrapper=type(self).__name__, unhide_cpu_only=hidden
-        ):
+        with _route_forward(self.module, name, wrapper=type(self).__name__, unhide_cpu_only=hidden):
             return self.module(*inputs, **kwargs)
 
     def _hide_cpu_only(self, inputs: tuple, kwargs: dict) -> tuple[tuple, dict, bool]:

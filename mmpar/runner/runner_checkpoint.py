@@ -119,9 +119,7 @@ class CheckpointMixin(metaclass=ABCMeta):
         optimizer = self.optimizer if save_optimizer else None
         # Sharded model: every rank calls this (collective), rank 0 writes (or renames).
         if self.sharded_checkpoints:
-            save_sharded_checkpoint(
-                self.model, filepath, optimizer, meta, extra_state=extra_state
-            )
+            save_sharded_checkpoint(self.model, filepath, optimizer, meta, extra_state=extra_state)
         else:
             save_checkpoint(self.model, filepath, optimizer, meta, extra_state=extra_state)
         if create_symlink and (self._rank == 0 or not checkpoint_is_collective(self)):

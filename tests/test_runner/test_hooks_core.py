@@ -301,9 +301,7 @@ def test_gradient_cumulative_fp16_steps_once_per_window_with_a_scaler(
     assert all(p.grad is None or not p.grad.any() for p in model.parameters())
 
 
-def test_fp16_dict_of_optimizers_skips_one_without_gradients(
-    cpu_float16, make_runner, make_loader
-):
+def test_fp16_dict_of_optimizers_skips_one_without_gradients(cpu_float16, make_runner, make_loader):
     # A GAN-style iteration: only the "a"/"b" part gets gradients, "unused" has none.
     model = TwoPart()
     opts = {
