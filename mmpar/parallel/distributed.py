@@ -33,6 +33,14 @@ class _CpuOnly:
         self.data = data
 
 
+def _same_kind(like: dict, items: dict) -> dict:
+    """``items`` as a mapping of ``like``'s type where its constructor allows (else a dict)."""
+    try:
+        return type(like)(items)
+    except TypeError:
+        return items
+
+
 def _hide_cpu_only(obj: Any) -> tuple[Any, bool]:
     """``obj`` with each ``cpu_only`` DataContainer replaced by a :class:`_CpuOnly` box.
 
@@ -53,7 +61,7 @@ def _hide_cpu_only(obj: Any) -> tuple[Any, bool]:
         items = {k: _hide_cpu_only(v) for k, v in obj.items()}
         if not any(found for _, found in items.values()):
             return obj, False
-        return {k: value for k, (value, _) in items.items()}, True
+        return _same_kind(obj, {k: value for k, (value, _) in items.items()}), True
     return obj, False
 
 
@@ -66,7 +74,7 @@ def _unhide_cpu_only(obj: Any) -> Any:
     if isinstance(obj, list):
         return [_unhide_cpu_only(o) for o in obj]
     if isinstance(obj, dict):
-        return type(obj)((k, _unhide_cpu_only(v)) for k, v in obj.items())
+        return _same_kind(obj, {k: _unhide_cpu_only(v) for k, v in obj.items()})
     return obj
 
 
