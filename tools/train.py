@@ -176,7 +176,7 @@ def setup(args: argparse.Namespace):
     from mmpar.utils.registry import config_error_context
 
     cfg = load_config(args)
-    distributed = init_launcher(args.launcher, cfg.get("dist_params", {}))
+    distributed = init_launcher(args.launcher, cfg.get("dist_params", {}), cfg.get("model_wrapper"))
     if distributed:
         _, world_size = get_dist_info()
         cfg.gpu_ids = list(range(world_size))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import os
 import warnings
 from typing import Any, Sequence
 
@@ -19,11 +18,6 @@ from mmpar.utils.registry import (
     check_argument_types,
     config_error_context,
 )
-
-
-def _local_rank() -> int:
-    """The CUDA device of this process under torchrun/slurm (``LOCAL_RANK``), default 0."""
-    return int(os.environ.get("LOCAL_RANK", 0))
 
 
 def wrap_model(
@@ -45,8 +39,9 @@ def wrap_model(
         model: The bare model.
         distributed: Wrap in :class:`MMDistributedDataParallel` (one process per device)
             instead of :class:`MMDataParallel`.
-        gpu_ids: The CUDA devices of a non-distributed run (default ``[0]``); unused on CPU
-            and when distributed (each process uses its ``LOCAL_RANK``'s device).
+        gpu_ids: The CUDA devices of a non-distributed run (default ``[0]``; the first one
+            becomes the current device); unused on CPU and when distributed (each process uses
+            the current device, which ``init_dist`` selected).
         find_unused_parameters: Passed to DDP (distributed only): needed when some parameters
             get no gradient in an iteration.
         wrapper_cfg: The config's ``model_wrapper`` (distributed only): a dict whose ``type``
@@ -55,8 +50,8 @@ def wrap_model(
             its arguments. None: ``MMDistributedDataParallel``.
 
     Returns:
-        The wrapped model: on CPU ``device_ids=[-1]`` (None for DDP); on CUDA the local
-        rank's device (distributed) or ``gpu_ids``.
+        The wrapped model: on CPU ``device_ids=[-1]`` (None for DDP); on CUDA the current
+        device (distributed) or ``gpu_ids``.
 
     Raises:
         TypeError: ``distributed`` is not a bool (e.g. a config, the old second argument).
@@ -86,12 +81,16 @@ def wrap_model(
     if distributed:
         device_ids = None
         if cuda:
-            device_ids = [_local_rank()]
+            # init_dist chose LOCAL_RANK % device_count: with one visible GPU per process
+            # (slurm --gpus-per-task=1) LOCAL_RANK itself is no valid ordinal.
+            device_ids = [torch.cuda.current_device()]
             model = model.cuda(device_ids[0])
         wrapper_cfg.setdefault("find_unused_parameters", find_unused_parameters)
         return MMDistributedDataParallel(model, device_ids=device_ids, **wrapper_cfg)
     if cuda:
         gpu_ids = list(gpu_ids or [0])
+        # What is not scattered (GradScaler, autocast, new tensors) goes to the current device.
+        torch.cuda.set_device(gpu_ids[0])
         return MMDataParallel(model.cuda(gpu_ids[0]), device_ids=gpu_ids)
     return MMDataParallel(model, device_ids=[-1])
 

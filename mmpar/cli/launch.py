@@ -6,7 +6,7 @@ import logging
 import socket
 from typing import Any, Callable, TypeVar
 
-from mmpar.runner.dist_utils import destroy_dist, init_dist
+from mmpar.runner.dist_utils import default_backend, destroy_dist, init_dist
 from mmpar.utils import get_logger
 
 from .errors import UsageError
@@ -15,12 +15,16 @@ from .workdir_lock import WorkDirLock, read_holder
 T = TypeVar("T")
 
 
-def init_launcher(launcher: str, dist_params: dict) -> bool:
+def init_launcher(launcher: str, dist_params: dict, model_wrapper: dict | None = None) -> bool:
     """Initialise the process group for ``launcher`` (unless ``'none'``).
 
     Args:
         launcher: ``'none'``, ``'pytorch'``, ``'slurm'`` or ``'mpi'`` (the ``--launcher`` flag).
         dist_params: Keyword arguments of :func:`~mmpar.runner.init_dist` (``cfg.dist_params``).
+        model_wrapper: The config's ``model_wrapper``: with ``cpu_offload=True`` an nccl backend
+            (the default with CUDA) becomes ``'cpu:gloo,cuda:nccl'``, since the offloaded
+            shards and gradients are CPU tensors that nccl cannot reduce (gradient clipping's
+            norm, pytorch#148532).
 
     Returns:
         Whether the run is distributed.
@@ -31,6 +35,14 @@ def init_launcher(launcher: str, dist_params: dict) -> bool:
     """
     if launcher == "none":
         return False
+    dist_params = dict(dist_params)
+    if (model_wrapper or {}).get("cpu_offload"):
+        backend = dist_params.get("backend") or default_backend()
+        if backend == "nccl":
+            dist_params["backend"] = "cpu:gloo,cuda:nccl"
+            get_logger("mmpar").info(
+                "cpu_offload=True: using backend 'cpu:gloo,cuda:nccl' (gloo for the CPU shards)"
+            )
     try:
         init_dist(launcher, **dist_params)
     except RuntimeError as err:

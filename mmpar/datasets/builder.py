@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from mmpar.utils.dist import get_dist_info
+from mmpar.utils.dist import broadcast_object, get_dist_info
 from mmpar.utils.registry import Registry, build_from_cfg
 from mmpar.utils.seed import worker_init_fn as seed_worker_rngs
 
@@ -194,6 +194,8 @@ def build_dataloader(
             length by repeating samples (mmcls 0.x's argument). False gives the ranks shards
             that may differ in length by one.
         seed: Seed of the shuffle and of the workers (None: shuffle seed 0, random worker seeds).
+            With ``dist``, rank 0's seed orders the data on every rank (a collective: build
+            distributed loaders on every rank); the workers use each rank's own.
         drop_last: Drop the last incomplete batch.
         pin_memory: Passed to the DataLoader. DataContainer fields are pinned by ``scatter``
             when copied to a GPU (with ``non_blocking``).
@@ -224,7 +226,12 @@ def build_dataloader(
 
     sampler_cfg = dict(sampler_cfg or dict(type="DistributedSampler", round_up=round_up))
     sampler_type = sampler_cfg.get("type")
-    common = dict(dataset=dataset, shuffle=shuffle, seed=0 if seed is None else seed)
+    shuffle_seed = 0 if seed is None else seed
+    if dist and world_size > 1:
+        # The ranks must shuffle alike to split one order between them, but --diff-seed gives
+        # each its own seed (seed + rank): take rank 0's for the order, as mmcls's samplers do.
+        shuffle_seed = broadcast_object(shuffle_seed)
+    common = dict(dataset=dataset, shuffle=shuffle, seed=shuffle_seed)
     common.update(num_replicas=num_replicas, rank=rank)
     loader_args: dict[str, Any]
     if isinstance(sampler_type, str) and sampler_type in BATCH_SAMPLERS:

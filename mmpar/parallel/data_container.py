@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any, Callable, TypeVar
 
@@ -52,6 +53,17 @@ def assert_tensor_type(func: _F) -> _F:
         return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _pin(data: Any) -> Any:
+    """``data`` with every tensor in it pinned (lists, tuples and dicts rebuilt, rest kept)."""
+    if isinstance(data, torch.Tensor):
+        return data.pin_memory()
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pin(item) for item in data)
+    if isinstance(data, dict):
+        return {key: _pin(value) for key, value in data.items()}
+    return data
 
 
 def _check_pad_dims(pad_dims: int | None) -> None:
@@ -115,6 +127,23 @@ class DataContainer:
             f"padding_value={self._padding_value}, cpu_only={self._cpu_only}, "
             f"pad_dims={self._pad_dims})"
         )
+
+    def pin_memory(self) -> DataContainer:
+        """A container of the same kind whose tensors are in page-locked memory.
+
+        ``DataLoader(pin_memory=True)`` calls this from its pin thread on every object of a
+        batch that has it, so the copy to the GPU (``scatter``, non-blocking) starts from
+        pinned memory without pinning on the training thread. A ``cpu_only`` container never
+        goes to a device and is returned as it is.
+
+        Returns:
+            ``self`` if ``cpu_only``, else a new container with the same flags.
+        """
+        if self._cpu_only:
+            return self
+        pinned = copy.copy(self)  # keeps the flags (and a subclass's own attributes)
+        pinned._data = _pin(self._data)
+        return pinned
 
     @property
     def data(self) -> Any:

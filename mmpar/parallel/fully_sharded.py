@@ -18,7 +18,7 @@ import torch.distributed as dist
 from torch import nn
 
 from .data_parallel import WrapperStepsMixin
-from .distributed import _route_forward
+from .distributed import _route_forward, hide_cpu_only_inputs
 from .registry import MODULE_WRAPPERS
 
 __all__ = ["MMFullyShardedDataParallel", "is_fully_sharded"]
@@ -110,7 +110,8 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
             lowers peak memory. The root module is always a unit (it holds the rest).
         param_dtype: Dtype of the gathered parameters in forward/backward (``'bfloat16'``,
             ``'float16'``, ``torch.bfloat16`` ...); the shards and optimizer stay in the
-            parameters' own dtype. None: no mixed precision.
+            parameters' own dtype; what the model returns is cast to float32. None: no mixed
+            precision.
         reduce_dtype: Dtype of the gradient reduce-scatter (default ``param_dtype``).
         cpu_offload: Keep the shards, gradients and optimizer state on the CPU (FSDP's
             ``CPUOffloadPolicy``, pinned when CUDA is available); the optimizer step then runs
@@ -156,26 +157,46 @@ class MMFullyShardedDataParallel(WrapperStepsMixin, nn.Module):
         self.dim = dim
         mesh = init_device_mesh(device_type, (dist.get_world_size(),))
         options: dict[str, Any] = dict(mesh=mesh, reshard_after_forward=reshard_after_forward)
+        root_options = dict(options)
         if param is not None or reduce is not None:
             options["mp_policy"] = mixed_precision(param_dtype=param, reduce_dtype=reduce)
+            # What the root returns (losses, test outputs) is float32, as without mixed
+            # precision: evaluation code turns it into NumPy arrays, which have no bfloat16.
+            root_options["mp_policy"] = mixed_precision(
+                param_dtype=param, reduce_dtype=reduce, output_dtype=torch.float32
+            )
         if cpu_offload:
             # Pinned memory needs CUDA; without it the shards stay in ordinary CPU memory.
             options["offload_policy"] = cpu_offload_policy(pin_memory=device_type == "cuda")
+            root_options["offload_policy"] = options["offload_policy"]
         for unit in _shard_units(module, wrap_modules or ()):
             fully_shard(unit, **options)
-        fully_shard(module, **options)
+        fully_shard(module, **root_options)
         self.module = module
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """Unwrap DataContainers and call the sharded model."""
+        inputs, kwargs, hidden = self._hide_cpu_only(inputs, kwargs)
         inputs, kwargs = self._local_inputs(inputs, kwargs)
-        return self.module(*inputs, **kwargs)
+        if not hidden:
+            return self.module(*inputs, **kwargs)
+        with _route_forward(
+            self.module, "forward", wrapper=type(self).__name__, unhide_cpu_only=True
+        ):
+            return self.module(*inputs, **kwargs)
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
+        inputs, kwargs, hidden = self._hide_cpu_only(inputs, kwargs)
         inputs, kwargs = self._local_inputs(inputs, kwargs)
         # Through __call__, so FSDP's root hooks gather the root's parameters for this step.
-        with _route_forward(self.module, name, wrapper=type(self).__name__):
+        with _route_forward(self.module, name, wrapper=type(self).__name__, unhide_cpu_only=hidden):
             return self.module(*inputs, **kwargs)
+
+    def _hide_cpu_only(self, inputs: tuple, kwargs: dict) -> tuple[tuple, dict, bool]:
+        # FSDP2's root pre-forward moves the inputs on accelerators only, not on the CPU.
+        if self.device_type == "cpu":
+            return inputs, kwargs, False
+        return hide_cpu_only_inputs(inputs, kwargs)
 
     def _local_inputs(self, inputs: tuple, kwargs: dict) -> tuple[tuple, dict]:
         device = torch.cuda.current_device() if self.device_type == "cuda" else -1

@@ -96,6 +96,9 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         self._next_position = {"epoch": 0, "iter": 0, "inner_iter": 0}
         self._train_loader: Any = None  # the torch DataLoader whose sampler state is saved
         self._resume = ResumeState()  # what resume() read and the run has yet to apply
+        # Every rank's RNG states for the checkpoints of one position, on rank 0:
+        # (position, states) from gather_rank_rng_states().
+        self._rank_rng_states: tuple[dict, list] | None = None
         self._run_id = new_run_id()  # resume() adopts the resumed checkpoint's
         self._resumed_from: str | None = None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from datetime import timedelta
 from typing import Any
 
 import torch
@@ -52,8 +53,28 @@ def _require_env(launcher: str, names: tuple[str, ...], hint: str) -> dict[str, 
     return {n: os.environ[n] for n in names}
 
 
-def _default_backend() -> str:
+def default_backend() -> str:
+    """The backend ``init_dist`` uses when none is given: nccl with CUDA, gloo without."""
     return "nccl" if torch.cuda.is_available() else "gloo"
+
+
+#: nccl's own default is 10 minutes, too short while rank 0 evaluates or saves alone; gloo's
+#: default is already this.
+DEFAULT_TIMEOUT = timedelta(minutes=30)
+
+
+def _with_timeout(backend: str, kwargs: dict) -> dict:
+    """``kwargs`` with ``timeout`` as a timedelta.
+
+    A number means seconds (configs are plain data); for an nccl backend a missing timeout
+    becomes :data:`DEFAULT_TIMEOUT`.
+    """
+    timeout = kwargs.get("timeout")
+    if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        return {**kwargs, "timeout": timedelta(seconds=timeout)}
+    if timeout is None and "nccl" in backend:
+        return {**kwargs, "timeout": DEFAULT_TIMEOUT}
+    return kwargs
 
 
 def _set_cuda_device(local_rank: int) -> None:
@@ -72,7 +93,8 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
         backend: ``'nccl'``/``'gloo'``/...; default nccl with CUDA, gloo without.
         **kwargs: ``port`` (slurm/mpi: master port, overriding MASTER_PORT, default 29500;
             ignored under torchrun, whose ``--master_port`` decides); everything else goes to
-            ``torch.distributed.init_process_group`` (e.g. ``timeout``).
+            ``torch.distributed.init_process_group`` (e.g. ``timeout``: a ``timedelta`` or
+            seconds; default 30 minutes, also for nccl, whose own default is 10).
 
     When torchrun restarts the workers of a single-node job (``--max-restarts``), each
     attempt's process group keeps its keys in torchrun's store under its own prefix, so a
@@ -90,7 +112,8 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
         )
     if is_distributed():
         raise RuntimeError("init_dist: the default process group is already initialized")
-    backend = backend or _default_backend()
+    backend = backend or default_backend()
+    kwargs = _with_timeout(backend, kwargs)
     if launcher == "pytorch":
         _init_pytorch(backend, **kwargs)
     elif launcher == "slurm":

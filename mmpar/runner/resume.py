@@ -1,11 +1,12 @@
 """Exact resume for the runners: ResumeState and the runner's ``resume()``.
 
 A checkpoint holds mmcv 1.x's ``meta``, ``state_dict`` and ``optimizer``, plus ``mmpar_state``:
-the position of the next batch (``epoch``, ``iter``, ``inner_iter``), the RNG states, the train
-sampler's ``state_dict`` and every stateful hook's, by hook key. ``resume()`` reads it into a
-:class:`ResumeState`; the run applies each part once, at the point where the uninterrupted run
-had it: hook states before ``before_run``, the sampler state and batch position when the first
-train iterator is made, the RNG states right after that.
+the position of the next batch (``epoch``, ``iter``, ``inner_iter``), the RNG states (the
+writing rank's under ``rng``; in a distributed run every rank's under ``rng_per_rank``, in rank
+order), the train sampler's ``state_dict`` and every stateful hook's, by hook key. ``resume()``
+reads it into a :class:`ResumeState`; the run applies each part once, at the point where the
+uninterrupted run had it: hook states before ``before_run``, the sampler state and batch
+position when the first train iterator is made, the RNG states right after that.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mmpar.utils.dist import broadcast_object
+from mmpar.utils.dist import broadcast_object, gather_object, is_distributed
 
 from .hooks import Hook
 from .loaders import find_resumable_sampler
@@ -113,13 +114,36 @@ class ResumeMixin:
             state = hook.state_dict()
             if state:
                 hooks[key] = state
-        return {
+        state = {
             "version": RESUME_STATE_VERSION,
             **self._next_position,
-            "rng": pending.rng if pending.rng is not None else get_rng_state(),
+            "rng": self._own_rng_state(),
             "sampler": sampler_state,
             "hooks": hooks,
         }
+        gathered = self._rank_rng_states
+        if gathered is not None and gathered[0] == self._next_position:
+            state["rng_per_rank"] = gathered[1]
+        return state
+
+    def _own_rng_state(self) -> dict:
+        """This rank's RNG states now (the resumed ones while they are not applied yet)."""
+        pending = self._resume.rng
+        return pending if pending is not None else get_rng_state()
+
+    def gather_rank_rng_states(self) -> None:
+        """Collect every rank's RNG states on rank 0 for the checkpoints of this position.
+
+        A collective: every rank calls it where a checkpoint is about to be saved, before only
+        rank 0 goes on to write it (the checkpoint and preemption hooks do). Each rank's
+        generators differ (``--diff-seed``; each process advances only its own GPU's), so a
+        checkpoint holding the writer's states alone would give every rank the writer's
+        random numbers after a resume. Nothing happens outside a distributed run.
+        """
+        if self._world_size <= 1 or not is_distributed():
+            return
+        states = gather_object(self._own_rng_state())
+        self._rank_rng_states = (dict(self._next_position), states) if states else None
 
     def resume(
         self,
@@ -171,6 +195,7 @@ class ResumeMixin:
         if state:
             position = {k: int(state[k]) for k in ("epoch", "iter", "inner_iter")}
             self._resume = ResumeState.from_checkpoint(state)
+            self._resume.rng = self._rank_rng_of(state, checkpoint)
         else:
             position = {"epoch": int(meta.get("epoch", 0)), "iter": int(meta.get("iter", 0))}
             position["inner_iter"] = 0
@@ -196,6 +221,29 @@ class ResumeMixin:
             "resumed from %s at epoch %d, iter %d", checkpoint, self._epoch, self._iter
         )
         return ckpt
+
+    def _rank_rng_of(self, state: dict, checkpoint: str) -> dict | None:
+        """This rank's RNG states in a checkpoint's ``mmpar_state``.
+
+        Its own entry of ``rng_per_rank`` when the checkpoint was written by a run of this
+        world size; otherwise the writer's ``rng`` for every rank, as checkpoints without
+        per-rank states always were (with a warning when the world size changed).
+        """
+        per_rank = state.get("rng_per_rank")
+        if per_rank is None:
+            return state.get("rng")
+        if len(per_rank) == self._world_size:
+            return per_rank[self._rank]
+        if self._rank == 0:
+            self.logger.warning(
+                "%s holds the RNG states of %d processes, this run has %d: every process "
+                "continues from the writing process's states, so random draws (dropout, "
+                "augmentation) do not repeat the interrupted run's exactly",
+                checkpoint,
+                len(per_rank),
+                self._world_size,
+            )
+        return state.get("rng")
 
     def _adopt_run_id(self, ckpt: dict, checkpoint: str) -> None:
         """Continue the run of the resumed checkpoint: take its ``run_id`` if it has one."""

@@ -107,6 +107,9 @@ class CheckpointMixin(metaclass=ABCMeta):
         elif not isinstance(meta, dict):
             raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
         meta = dict(meta)
+        # Hook states first: a hook may refresh runner.meta when asked for its state
+        # (Fp16OptimizerHook mirrors its scaler there, as mmcv did).
+        extra_state = self.resume_state()
         if self.meta is not None:
             meta.update(self.meta)
         # mmcv 1.x meaning: epochs and iterations completed.
@@ -116,11 +119,9 @@ class CheckpointMixin(metaclass=ABCMeta):
         optimizer = self.optimizer if save_optimizer else None
         # Sharded model: every rank calls this (collective), rank 0 writes (or renames).
         if self.sharded_checkpoints:
-            save_sharded_checkpoint(
-                self.model, filepath, optimizer, meta, extra_state=self.resume_state()
-            )
+            save_sharded_checkpoint(self.model, filepath, optimizer, meta, extra_state=extra_state)
         else:
-            save_checkpoint(self.model, filepath, optimizer, meta, extra_state=self.resume_state())
+            save_checkpoint(self.model, filepath, optimizer, meta, extra_state=extra_state)
         if create_symlink and (self._rank == 0 or not checkpoint_is_collective(self)):
             update_latest_link(out_dir, filename)
         return filepath

@@ -22,6 +22,7 @@ __all__ = [
     "barrier",
     "broadcast_object",
     "collect_results",
+    "gather_object",
     "get_dist_info",
     "is_distributed",
     "master_only",
@@ -114,6 +115,19 @@ def broadcast_object(obj: Any, src: int = 0) -> Any:
     box = [obj]
     dist.broadcast_object_list(box, src=src, device=comm_device())
     return box[0]
+
+
+def gather_object(obj: Any, dst: int = 0) -> list | None:
+    """Every rank's ``obj`` (picklable), in rank order, on rank ``dst``; None on the others.
+
+    Without a process group: ``[obj]``.
+    """
+    if not is_distributed():
+        return [obj]
+    rank, world_size = get_dist_info()
+    gathered: list | None = [None] * world_size if rank == dst else None
+    dist.gather_object(obj, gathered, dst=dst)
+    return gathered
 
 
 def collect_results(results: list, size: int) -> list | None:

@@ -625,6 +625,22 @@ def test_label_out_of_range_in_the_loss_names_label_and_position():
         CrossEntropyLoss()(scores, torch.tensor([0, 12, 3]))
 
 
+def test_label_out_of_range_is_caught_before_the_loss_runs(monkeypatch):
+    # On CUDA F.cross_entropy does not raise: a device-side assert fires later, asynchronously.
+    # The stand-in computes nothing and raises nothing, as a CUDA kernel launch would.
+    from mmpar.models.losses import cross_entropy
+
+    monkeypatch.setattr(
+        cross_entropy.F, "cross_entropy", lambda score, label, **kw: score.new_zeros(len(score))
+    )
+    loss = CrossEntropyLoss()
+    with pytest.raises(IndexError, match=r"gt_label 10 at batch position 2 outside \[0, 10\)"):
+        loss(torch.zeros(3, 10), torch.tensor([0, 3, 10]))
+    with pytest.raises(ValueError, match=r"gt_label -1 at batch position 0"):
+        loss(torch.zeros(2, 10), torch.tensor([-1, 3]))
+    assert float(loss(torch.zeros(2, 10), torch.tensor([9, -100]))) == 0  # -100: ignored
+
+
 def test_sample_of_another_rank_names_field_and_shapes(tmp_path):
     """A grayscale image among RGB ones, kept as H×W×C by ToTensor: the batch cannot stack."""
     root = _image_folder(tmp_path / "images")

@@ -145,6 +145,43 @@ def test_wrap_model_on_cpu_is_mmdataparallel_without_devices():
     assert isinstance(wrapped, MMDataParallel) and wrapped.module is model
 
 
+class _CudaRecorder:
+    """Stands in for ``torch.cuda`` and the wrappers: records which device each call names."""
+
+    def __init__(self, monkeypatch, current: int):
+        import mmpar.apis.train as train_mod
+
+        self.calls = []
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: current)
+        record = self.calls.append
+        monkeypatch.setattr(torch.cuda, "set_device", lambda d: record(("set_device", d)))
+        monkeypatch.setattr(
+            torch.nn.Module, "cuda", lambda m, d=None: self.calls.append(("cuda", d)) or m
+        )
+        for name in ("MMDataParallel", "MMDistributedDataParallel"):
+            monkeypatch.setattr(
+                train_mod, name, lambda m, device_ids, n=name, **kw: (n, device_ids)
+            )
+
+
+def test_wrap_model_distributed_uses_the_current_device_not_local_rank(monkeypatch):
+    # One visible GPU per process: init_dist selected LOCAL_RANK % 1 == 0, LOCAL_RANK is 1.
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    cuda = _CudaRecorder(monkeypatch, current=0)
+    wrapped = wrap_model(torch.nn.Linear(2, 2), distributed=True)
+    assert wrapped == ("MMDistributedDataParallel", [0])
+    assert cuda.calls == [("cuda", 0)]
+
+
+def test_wrap_model_single_process_selects_the_gpu_id(monkeypatch):
+    cuda = _CudaRecorder(monkeypatch, current=0)
+    wrapped = wrap_model(torch.nn.Linear(2, 2), distributed=False, gpu_ids=[3])
+    assert wrapped == ("MMDataParallel", [3])
+    assert cuda.calls == [("set_device", 3), ("cuda", 3)]
+
+
 def test_wrap_model_refuses_the_old_config_argument():
     model = torch.nn.Linear(2, 2)
     with pytest.raises(TypeError, match="distributed must be a bool, got Config"):

@@ -124,3 +124,41 @@ def test_no_lock_file_to_compare_skips_the_check(monkeypatch, tmp_path):
     sent = _world(monkeypatch, rank=0)
     check_shared_work_dir(WorkDirLock(tmp_path / "w"), auto_resume=True)
     assert sent == [None]
+
+
+@pytest.fixture
+def torchrun_with_cuda(monkeypatch):
+    """A torchrun environment on a (pretend) CUDA machine; records init_process_group."""
+    import torch
+    import torch.distributed as dist
+
+    for name, value in dict(
+        RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT="1"
+    ).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TORCHELASTIC_RESTART_COUNT", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda device: None)
+    calls = []
+    monkeypatch.setattr(dist, "init_process_group", lambda **kw: calls.append(kw))
+    return calls
+
+
+@pytest.mark.parametrize("dist_params", [{}, {"backend": "nccl"}])
+def test_fsdp_cpu_offload_gets_a_gloo_backend_for_cpu_tensors(torchrun_with_cuda, dist_params):
+    # grad_clip's norm of offloaded (CPU) gradients is a collective on CPU tensors: nccl alone
+    # has no backend for them (pytorch#148532).
+    from mmpar.cli import init_launcher
+
+    wrapper = dict(type="MMFullyShardedDataParallel", cpu_offload=True)
+    assert init_launcher("pytorch", dist_params, model_wrapper=wrapper)
+    assert torchrun_with_cuda[0]["backend"] == "cpu:gloo,cuda:nccl"
+
+
+def test_without_cpu_offload_the_backend_is_left_alone(torchrun_with_cuda):
+    from mmpar.cli import init_launcher
+
+    init_launcher("pytorch", {}, model_wrapper=dict(type="MMFullyShardedDataParallel"))
+    init_launcher("pytorch", {"backend": "gloo"}, model_wrapper=dict(cpu_offload=True))
+    assert [call["backend"] for call in torchrun_with_cuda] == ["nccl", "gloo"]

@@ -78,3 +78,33 @@ def test_the_ported_script_trains_evaluates_and_checkpoints(tmp_path):
     assert val[-1]["accuracy_top-1"] > 90
     # The fp16 setting reached the runner as mmcv's Fp16OptimizerHook.
     assert "Fp16OptimizerHook" in proc.stdout + proc.stderr
+
+
+class _Wrapped(Exception):
+    """Raised by the stand-in wrapper: the test only needs the arguments it was given."""
+
+
+def test_the_ported_script_gives_ddp_the_current_gpu_under_cuda(tmp_path, monkeypatch):
+    # Under nccl, DDP's construction collectives need the model on this process's GPU and
+    # device_ids naming it; the CPU cannot run nccl, so torch.cuda and the wrapper record.
+    import torch
+
+    from mmpar import Config
+
+    source = _block_after("<!-- ported-script -->", "python")
+    namespace = {"__name__": "ported"}
+    exec(source[: source.index("\ncfg = Config.fromfile")], namespace)  # the function only
+    calls = []
+
+    def wrapper(model, **kwargs):
+        calls.append(kwargs)
+        raise _Wrapped
+
+    namespace["MMDistributedDataParallel"] = wrapper
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    monkeypatch.setattr(torch.nn.Module, "cuda", lambda m, d=None: calls.append(d) or m)
+    cfg = Config(dict(work_dir=str(tmp_path), data=dict(samples_per_gpu=2, workers_per_gpu=0)))
+    with pytest.raises(_Wrapped):
+        namespace["train_model"](torch.nn.Linear(2, 2), [], cfg, distributed=True)
+    assert calls == [1, dict(device_ids=[1], broadcast_buffers=False)]

@@ -53,3 +53,43 @@ def test_assert_tensor_type_decorates_subclass_methods():
 def test_len_is_len_of_data():
     assert len(DataContainer([[1, 2], [3]])) == 2
     assert len(DataContainer(torch.zeros(5, 2))) == 5
+
+
+@pytest.fixture
+def fake_pinning(monkeypatch):
+    """Tensor.pin_memory needs an accelerator: stand in a copy that remembers being pinned."""
+    pinned = []
+
+    def pin_memory(tensor, *args, **kwargs):
+        copy = tensor.clone()
+        pinned.append(copy)
+        return copy
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", pin_memory)
+    return lambda tensor: any(tensor is p for p in pinned)
+
+
+def test_loader_pin_thread_pins_data_container_chunks_but_not_cpu_only(fake_pinning):
+    # What DataLoader(pin_memory=True)'s pin thread calls on each collated batch.
+    from torch.utils.data._utils.pin_memory import pin_memory
+
+    from mmpar.parallel import collate
+
+    samples = [
+        dict(
+            img=DataContainer(torch.ones(1, 2, 2), stack=True),
+            boxes=DataContainer(torch.zeros(i + 1, 4)),
+            meta=DataContainer({"name": f"{i}.jpg", "scale": torch.ones(2)}, cpu_only=True),
+        )
+        for i in range(4)
+    ]
+    batch = collate(samples, samples_per_gpu=2)
+    out = pin_memory(batch)
+    assert isinstance(out["img"], DataContainer) and out["img"].stack
+    assert len(out["img"].data) == 2 and all(fake_pinning(t) for t in out["img"].data)
+    assert all(fake_pinning(t) for chunk in out["boxes"].data for t in chunk)
+    assert out["boxes"].padding_value == batch["boxes"].padding_value
+    assert out["meta"] is batch["meta"]  # cpu_only: never pinned, never copied
+    assert not fake_pinning(out["meta"].data[0][0]["scale"])
+    for before, after in zip(batch["img"].data, out["img"].data):
+        assert torch.equal(before, after)

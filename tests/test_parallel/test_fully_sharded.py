@@ -127,3 +127,34 @@ def test_a_compiled_model_trains_sharded(gloo_group):
 
     assert got == pytest.approx(ref, rel=1e-6)
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] > 0  # the compiled path ran
+
+
+def test_bfloat16_parameters_evaluate_to_float32_results(gloo_group):
+    # configs/cifar10_resnet_fsdp.py suggests param_dtype='bfloat16': the first evaluation
+    # (forward(return_loss=False) -> the head's scores as numpy arrays) must work.
+    from mmpar.models import build_classifier
+
+    torch.manual_seed(0)
+    classifier = build_classifier(
+        dict(
+            type="ImageClassifier",
+            backbone=dict(type="LeNet", in_channels=1, input_size=8, padding=2),
+            head=dict(type="LinearClsHead", num_classes=10, in_channels=84),
+        )
+    )
+    model = MMFullyShardedDataParallel(classifier, param_dtype="bfloat16")
+    img = torch.randn(2, 1, 8, 8)
+    with torch.no_grad():
+        scores = model(img=img, return_loss=False)
+    assert len(scores) == 2 and scores[0].dtype == "float32" and scores[0].shape == (10,)
+    assert abs(float(scores[0].sum()) - 1.0) < 1e-3
+
+
+def test_bfloat16_parameters_return_float32_tensors_from_the_root(gloo_group):
+    seen = []
+    model = MMFullyShardedDataParallel(Stacked(), param_dtype="bfloat16", wrap_modules=["Block"])
+    model.module.blocks[0].register_forward_hook(lambda mod, args, out: seen.append(out.dtype))
+    batch = _unwrap(collate(make_samples(0), 4))
+    loss = model(batch["img"], batch["label"])
+    assert loss.dtype == torch.float32
+    assert seen == [torch.bfloat16]  # inner units keep computing (and returning) bfloat16

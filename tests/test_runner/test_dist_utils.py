@@ -154,3 +154,26 @@ def test_rank_helpers_and_collectives_keep_their_mmcv_paths():
         assert name in dist_utils.__all__, name
         assert getattr(dist_utils, name) is getattr(utils_dist, name), name
         assert getattr(mmpar.runner, name) is getattr(utils_dist, name), name
+
+
+def test_nccl_waits_30_minutes_by_default(clean_env, recorded_init, monkeypatch):
+    # nccl's own default (10 minutes) aborts a job while rank 0 evaluates or saves alone.
+    from datetime import timedelta
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    clean_env.update(
+        OMPI_COMM_WORLD_RANK="0",
+        OMPI_COMM_WORLD_SIZE="1",
+        OMPI_COMM_WORLD_LOCAL_RANK="0",
+        MASTER_ADDR="127.0.0.1",
+    )
+    init_dist("mpi", backend="nccl")
+    init_dist("mpi", backend="cpu:gloo,cuda:nccl")
+    init_dist("mpi", backend="nccl", timeout=600)  # a config's number: seconds
+    init_dist("mpi", backend="gloo")
+    assert [call.get("timeout") for call in recorded_init] == [
+        timedelta(minutes=30),
+        timedelta(minutes=30),
+        timedelta(seconds=600),
+        None,  # gloo's default is 30 minutes already
+    ]

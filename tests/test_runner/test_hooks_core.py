@@ -14,6 +14,7 @@ from mmpar.runner import (
     GradientCumulativeFp16OptimizerHook,
     GradientCumulativeOptimizerHook,
     IterTimerHook,
+    LoggerHook,
     NanGuardHook,
     OptimizerHook,
     auto_fp16,
@@ -204,6 +205,17 @@ def test_fp16_hook_takes_mmcv_arguments_and_is_registered():
         GradientCumulativeFp16OptimizerHook(cumulative_iters=0)
 
 
+class RecordingLogger(LoggerHook):
+    """Keeps every record the logger hooks would write."""
+
+    def __init__(self, interval):
+        super().__init__(interval=interval)
+        self.records = []
+
+    def log(self, runner):
+        self.records.append(dict(runner.log_buffer.output))
+
+
 @pytest.fixture
 def cpu_float16(monkeypatch):
     """Make the hook choose float16 + a GradScaler on the CPU (the CUDA code path)."""
@@ -224,6 +236,7 @@ def test_fp16_grad_scaler_skips_an_overflowing_step_and_backs_off(
     for key, value in model.state_dict().items():
         assert torch.equal(value, before[key]), key  # the inf gradients were not applied
     assert hook.loss_scaler.get_scale() == 2.0**126
+    hook.state_dict()  # what a checkpoint save asks for first
     assert runner.meta["fp16"]["loss_scaler"]["scale"] == 2.0**126  # mirrored as in mmcv
 
 
@@ -233,11 +246,13 @@ def test_fp16_static_loss_scale_trains_and_keeps_the_scale(cpu_float16, make_run
     runner = make_runner(model=model, max_epochs=2, meta={})
     hook = Fp16OptimizerHook(loss_scale=512.0, grad_clip=dict(max_norm=10))
     runner.register_hook(hook, "ABOVE_NORMAL")
+    logger = RecordingLogger(interval=1)
+    runner.register_hook(logger, "VERY_LOW")
     runner.run([make_loader(8, 4)], [("train", 1)])
     assert not torch.equal(model.linear.weight, before["linear.weight"])
-    assert runner.log_buffer.val_history["loss_scale"] == [512.0] * 4
+    assert [record["loss_scale"] for record in logger.records] == [512.0] * 4
     assert hook.state_dict()["loss_scaler"]["scale"] == 512.0
-    assert len(runner.log_buffer.val_history["grad_norm"]) == 4
+    assert all("grad_norm" in record for record in logger.records)
 
 
 def test_gradient_cumulative_fp16_matches_manual_autocast_windows(make_runner, make_loader):
@@ -275,12 +290,82 @@ def test_gradient_cumulative_fp16_steps_once_per_window_with_a_scaler(
         cumulative_iters=2, loss_scale=512.0, grad_clip=dict(max_norm=10)
     )
     runner.register_hook(hook, "ABOVE_NORMAL")
+    logger = RecordingLogger(interval=2)
+    runner.register_hook(logger, "VERY_LOW")
     runner.run([make_loader(10, 2)], [("train", 1)])
     assert model.seen == [(True, torch.float16)] * 5
-    assert runner.log_buffer.val_history["loss_scale"] == [512.0] * 3  # windows 2, 2, 1
+    assert [record["loss_scale"] for record in logger.records] == [512.0] * 2  # iterations 2, 4
+    hook.state_dict()
     assert runner.meta["fp16"]["loss_scaler"]["scale"] == 512.0
     assert not torch.equal(model.linear.weight, before["linear.weight"])
     assert all(p.grad is None or not p.grad.any() for p in model.parameters())
+
+
+def test_fp16_dict_of_optimizers_skips_one_without_gradients(cpu_float16, make_runner, make_loader):
+    # A GAN-style iteration: only the "a"/"b" part gets gradients, "unused" has none.
+    model = TwoPart()
+    opts = {
+        "ab": torch.optim.SGD([*model.a.parameters(), *model.b.parameters()], lr=0.1),
+        "unused": torch.optim.SGD(model.unused.parameters(), lr=0.1),
+    }
+    before = _weights(model)
+    runner = make_runner(model=model, optimizer=opts, max_epochs=1, meta={})
+    runner.register_hook(Fp16OptimizerHook(loss_scale=512.0, grad_clip=dict(max_norm=10)))
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    after = model.state_dict()
+    assert not torch.equal(after["a.weight"], before["a.weight"])
+    assert torch.equal(after["unused.weight"], before["unused.weight"])
+
+
+def test_fp16_loss_scale_syncs_once_per_log_interval(
+    cpu_float16, make_runner, make_loader, monkeypatch
+):
+    syncs = []
+    get_scale = torch.amp.GradScaler.get_scale
+    growth = torch.amp.GradScaler._get_growth_tracker
+    monkeypatch.setattr(
+        torch.amp.GradScaler, "get_scale", lambda s: syncs.append("scale") or get_scale(s)
+    )
+    monkeypatch.setattr(
+        torch.amp.GradScaler, "_get_growth_tracker", lambda s: syncs.append("g") or growth(s)
+    )
+    model = AutocastProbe()
+    runner = make_runner(model=model, max_epochs=1, meta={})
+    runner.register_hook(Fp16OptimizerHook(loss_scale=512.0), "ABOVE_NORMAL")
+    logger = RecordingLogger(interval=3)
+    runner.register_hook(logger, "VERY_LOW")
+    runner.run([make_loader(24, 4)], [("train", 1)])  # 6 iterations: 2 records
+    assert [r["loss_scale"] for r in logger.records] == [512.0, 512.0]
+    assert syncs == ["scale", "scale"]
+    # mmcv's mirror of the scaler in meta is refreshed when a checkpoint is written.
+    runner.save_checkpoint(runner.work_dir, "ckpt.pth")
+    ckpt = torch.load(os.path.join(runner.work_dir, "ckpt.pth"), weights_only=False)
+    assert ckpt["meta"]["fp16"]["loss_scaler"]["scale"] == 512.0
+
+
+class OffloadedWrapper(nn.Module):
+    """Like MMFullyShardedDataParallel(cpu_offload=True) on CUDA: CPU shards, CUDA compute."""
+
+    device_type = "cuda"
+
+    def __init__(self):
+        super().__init__()
+        self.module = nn.Linear(4, 1)
+
+
+class BareRunner:
+    def __init__(self, model):
+        self.model, self.hooks, self.meta = model, [], {}
+
+
+def test_fp16_hook_takes_the_autocast_device_from_the_wrapper(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(optimizer_hooks, "_make_grad_scaler", lambda scale, device: device)
+    model = OffloadedWrapper()
+    assert next(model.parameters()).device.type == "cpu"
+    hook = Fp16OptimizerHook()
+    hook.before_run(BareRunner(model))
+    assert (hook.device_type, hook.dtype, hook.loss_scaler) == ("cuda", torch.float16, "cuda")
 
 
 @pytest.mark.cuda

@@ -72,4 +72,8 @@ class LinearClsHead(nn.Module):
         """Class scores (softmax probabilities by default), as a list of per-sample arrays."""
         cls_score = self(x)
         pred = F.softmax(cls_score, dim=1) if softmax else cls_score
-        return list(pred.detach().cpu().numpy()) if post_process else pred
+        if not post_process:
+            return pred
+        if pred.dtype == torch.bfloat16:  # NumPy has no bfloat16 (bf16 mixed precision)
+            pred = pred.float()
+        return list(pred.detach().cpu().numpy())

@@ -10,28 +10,43 @@ from torch import nn
 
 from ..builder import LOSSES
 
+# F.cross_entropy's default ignore_index: such labels are skipped, not out of range.
+_IGNORED = -100
 
-def _raise_if_label_out_of_range(
-    cls_score: torch.Tensor, label: torch.Tensor, err: Exception
-) -> None:
-    """Turn torch's "Target 12 is out of bounds" into a message naming labels and positions.
 
-    Only called after ``F.cross_entropy`` failed, so the happy path pays nothing.
+class LabelOutOfRangeError(IndexError, ValueError):
+    """A class-index label outside ``[0, num_classes)``.
+
+    An ``IndexError``, as torch raises for it on the CPU ("Target 12 is out of bounds"), and a
+    ``ValueError``, as mmpar raised before.
+    """
+
+
+def check_labels_in_range(cls_score: torch.Tensor, label: torch.Tensor) -> None:
+    """Raise one error naming the labels outside the head's classes, before the loss runs.
+
+    On CUDA a bad label gives no Python error but a device-side assert, reported later and
+    asynchronously; checked here it names the label, its batch position and the class count.
+    The check costs one host sync per step, at a point where the step is about to sync anyway
+    (the logged loss values are read right after the forward).
 
     Raises:
-        ValueError: Some class-index label is outside ``[0, C)``.
+        LabelOutOfRangeError: Some class-index label is outside ``[0, C)`` (``-100``, the
+            ignored index, is allowed).
     """
     if label.dim() != 1 or label.is_floating_point() or cls_score.dim() < 2:
-        return
+        return  # soft labels (N×C probabilities) have no class index to check
     num_classes = cls_score.shape[1]
-    bad = ((label < 0) | (label >= num_classes)).nonzero().flatten().tolist()
-    if not bad:
+    out_of_range = ((label < 0) & (label != _IGNORED)) | (label >= num_classes)
+    if not bool(out_of_range.any()):
         return
-    shown = ", ".join(f"{int(label[i])} at batch position {i}" for i in bad[:5])
-    raise ValueError(
+    bad = out_of_range.nonzero().flatten().tolist()
+    values = label.cpu()
+    shown = ", ".join(f"{int(values[i])} at batch position {i}" for i in bad[:5])
+    raise LabelOutOfRangeError(
         f"CrossEntropyLoss: gt_label {shown} outside [0, {num_classes}) for the head's "
         f"{num_classes} classes; check the dataset's labels against model.head.num_classes"
-    ) from err
+    )
 
 
 @LOSSES.register_module()
@@ -78,22 +93,24 @@ class CrossEntropyLoss(nn.Module):
             weight: Optional per-sample weights.
             avg_factor: Divide the summed loss by this instead of N (``'mean'`` only).
             reduction_override: Use this reduction instead of ``self.reduction``.
+
+        Raises:
+            LabelOutOfRangeError: A class index outside ``[0, C)`` (an ``IndexError`` and a
+                ``ValueError``), raised before the loss is computed.
         """
         reduction = reduction_override or self.reduction
         class_weight = None
         if self.class_weight is not None:
             class_weight = cls_score.new_tensor(self.class_weight)
-        try:
-            loss = F.cross_entropy(
-                cls_score,
-                label,
-                weight=class_weight,
-                reduction="none",
-                label_smoothing=self.label_smoothing,
-            )
-        except (IndexError, RuntimeError) as err:
-            _raise_if_label_out_of_range(cls_score, label, err)
-            raise
+        check_labels_in_range(cls_score, label)
+        loss = F.cross_entropy(
+            cls_score,
+            label,
+            weight=class_weight,
+            reduction="none",
+            label_smoothing=self.label_smoothing,
+            ignore_index=_IGNORED,
+        )
         if weight is not None:
             loss = loss * weight.float()
         if reduction == "mean":

@@ -140,6 +140,10 @@ class CheckpointHook(Hook):
     def _save_checkpoint(self, runner: Any) -> None:
         if self.sync_buffer:
             self._sync_buffers(runner)
+        # Every rank's RNG states go into the checkpoint rank 0 writes (a collective).
+        gather = getattr(runner, "gather_rank_rng_states", None)
+        if gather is not None:
+            gather()
         if runner.rank != 0 and not checkpoint_is_collective(runner):
             return
         default_tmpl = "epoch_{}.pth" if self.by_epoch else "iter_{}.pth"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import weakref
 from typing import Any, Union
 
 import torch
@@ -18,6 +19,7 @@ from torch.optim import Optimizer
 
 from ..fp16_utils import autocast_dtype, wrap_fp16_model
 from .hook import HOOKS, Hook
+from .logger.base import LoggerHook
 
 _BATCH_NORMS = (
     torch.nn.BatchNorm1d,
@@ -205,14 +207,32 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _compute_device_type(model: Any) -> str:
+    """The device type the model computes on: the wrapper's, else its parameters'.
+
+    A wrapper that offloads parameters to the CPU (``MMFullyShardedDataParallel`` with
+    ``cpu_offload=True``) still computes on CUDA; it says so in ``device_type``.
+    """
+    device_type = getattr(model, "device_type", None)
+    if isinstance(device_type, str):
+        return device_type
+    param = next(model.parameters(), None)
+    return param.device.type if param is not None else "cpu"
+
+
+def _has_grads(optimizer: Optimizer) -> bool:
+    return any(p.grad is not None for group in optimizer.param_groups for p in group["params"])
+
+
 @HOOKS.register_module()
 class Fp16OptimizerHook(OptimizerHook):
     """Mixed precision with ``torch.autocast``: fp16 + GradScaler on CUDA, bf16 on CPU.
 
     ``before_run`` calls :func:`~mmpar.runner.fp16_utils.wrap_fp16_model` (so methods
-    decorated with ``auto_fp16``/``force_fp32`` switch on) and picks the device from the model's
-    parameters. The hook provides ``train_step_context(runner)``; the runner enters that context
-    around ``model.train_step``, so the forward pass runs under autocast while backward and the
+    decorated with ``auto_fp16``/``force_fp32`` switch on) and picks the device from the
+    wrapper's ``device_type`` (else the model's parameters). The hook provides
+    ``train_step_context(runner)``; the runner enters that context around
+    ``model.train_step``, so the forward pass runs under autocast while backward and the
     optimizer step (here, in ``after_train_iter``) run outside it. On CUDA the loss is scaled by
     a ``torch.amp.GradScaler``: a step whose gradients overflow is skipped and the scale backs
     off. The scaler state is checkpointed (``state_dict``) and, as in mmcv, mirrored in
@@ -254,17 +274,22 @@ class Fp16OptimizerHook(OptimizerHook):
         self.device_type: str | None = None
         self.dtype: torch.dtype | None = None
         self._pending_scaler_state: dict | None = None
+        self._loggers: list[LoggerHook] = []
+        self._runner: Any = None
 
     def before_run(self, runner: Any) -> None:
         """Enable fp16 in the model; pick the autocast device/dtype; build the scaler."""
         wrap_fp16_model(runner.model)
-        param = next(runner.model.parameters(), None)
-        device_type = param.device.type if param is not None else "cpu"
+        device_type = _compute_device_type(runner.model)
         self.device_type, self.dtype = device_type, autocast_dtype(device_type)
         if self.dtype != torch.float16:  # bf16 has float32's range: nothing to scale
             self.loss_scaler = None
             return
         self.loss_scaler = _make_grad_scaler(self.loss_scale, device_type)
+        self._loggers = [hook for hook in runner.hooks if isinstance(hook, LoggerHook)]
+        # mmcv mirrored the scaler in meta['fp16'] every step (two host syncs); checkpoints
+        # are what read it, so it is refreshed in state_dict(), which a save calls first.
+        self._runner = weakref.ref(runner)
         meta = runner.meta if isinstance(getattr(runner, "meta", None), dict) else {}
         state = self._pending_scaler_state or meta.get("fp16", {}).get("loss_scaler")
         if state is not None:  # our resume state first, else an mmcv checkpoint's meta
@@ -286,6 +311,11 @@ class Fp16OptimizerHook(OptimizerHook):
         if self.loss_scaler is None:
             super()._clip_and_step(runner, optimizers)
             return
+        # GradScaler refuses an optimizer none of whose parameters got a gradient (a GAN's
+        # idle part): such an optimizer has nothing to step this iteration.
+        optimizers = {name: optim for name, optim in optimizers.items() if _has_grads(optim)}
+        if not optimizers:
+            return
         if self.grad_clip is not None:
             for optim in optimizers.values():
                 self.loss_scaler.unscale_(optim)
@@ -296,14 +326,31 @@ class Fp16OptimizerHook(OptimizerHook):
             self.loss_scaler.update(float(self.loss_scale))  # static scale
         else:
             self.loss_scaler.update()
-        runner.log_buffer.update({"loss_scale": float(self.loss_scaler.get_scale())})
-        if isinstance(getattr(runner, "meta", None), dict):
-            runner.meta.setdefault("fp16", {})["loss_scaler"] = self.loss_scaler.state_dict()
+
+    def _log_loss_scale(self, runner: Any) -> None:
+        """Put the scale into the record the loggers write this iteration, if they write one.
+
+        Reading the scale syncs with the GPU, so it is read once per record, not per step,
+        and placed in the averaged output directly (averaging a value sampled once per
+        interval over the last ``interval`` entries would mix in old intervals).
+        """
+        if self.loss_scaler is None or not any(h.record_due(runner) for h in self._loggers):
+            return
+        runner.log_buffer.output["loss_scale"] = float(self.loss_scaler.get_scale())
+
+    def after_train_iter(self, runner: Any) -> None:
+        """Backward (scaled), unscale + clip, step, and log the scale when a record is due."""
+        super().after_train_iter(runner)
+        self._log_loss_scale(runner)
 
     def state_dict(self) -> dict:
-        """The GradScaler state (empty on CPU)."""
+        """The GradScaler state (empty on CPU); also mirrored in ``runner.meta`` as in mmcv."""
         if self.loss_scaler is not None:
-            return {"loss_scaler": self.loss_scaler.state_dict()}
+            state = self.loss_scaler.state_dict()
+            runner = self._runner() if self._runner is not None else None
+            if runner is not None and isinstance(getattr(runner, "meta", None), dict):
+                runner.meta.setdefault("fp16", {})["loss_scaler"] = state
+            return {"loss_scaler": state}
         if self._pending_scaler_state is not None:
             return {"loss_scaler": self._pending_scaler_state}
         return {}
@@ -333,3 +380,8 @@ class GradientCumulativeFp16OptimizerHook(GradientCumulativeOptimizerHook, Fp16O
         cumulative_iters: Iterations per optimizer step.
         **kwargs: :class:`Fp16OptimizerHook` arguments (``grad_clip``, ``loss_scale``, ...).
     """
+
+    def after_train_iter(self, runner: Any) -> None:
+        """Accumulate (scaled); at a window's end unscale, clip and step; log the scale."""
+        GradientCumulativeOptimizerHook.after_train_iter(self, runner)
+        self._log_loss_scale(runner)

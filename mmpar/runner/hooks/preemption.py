@@ -182,6 +182,9 @@ class PreemptionHook(Hook):
         position = runner.progress
         epoch, iters = position["epoch"], position["iter"]
         path = None
+        gather = getattr(runner, "gather_rank_rng_states", None)
+        if gather is not None:  # every rank's RNG states into rank 0's checkpoint (collective)
+            gather()
         if runner.rank == 0 or checkpoint_is_collective(runner):  # sharded: every rank joins
             saved = self._save(runner, iters)
             path = saved if runner.rank == 0 else None

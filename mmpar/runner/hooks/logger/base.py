@@ -243,11 +243,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
                     hook._pending_val = pending
         self._step = runner.iter + 1
         try:
-            # Cheapest test first: this runs every iteration, and ``end_of_epoch`` measures the
-            # loader's length.
-            if self._interval_reached(runner) or (
-                not self.ignore_last and self.end_of_epoch(runner)
-            ):
+            if self.record_due(runner):
                 # At an epoch end fewer than ``interval`` values may be left; averaging the
                 # last ``interval`` is what mmcv does (not exact, but stable).
                 buf.average(self.interval)
@@ -260,6 +256,18 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         finally:
             self._pending_val = None
             self._step = None
+
+    def record_due(self, runner: Any) -> bool:
+        """Whether this training iteration ends with a record (an interval or the epoch end).
+
+        Hooks that run before the loggers use it to compute a costly value (one that syncs
+        with the GPU) only when it will be logged.
+        """
+        # Cheapest test first: this runs every iteration, and ``end_of_epoch`` measures the
+        # loader's length.
+        return self._interval_reached(runner) or (
+            not self.ignore_last and self.end_of_epoch(runner)
+        )
 
     def _interval_reached(self, runner: Any) -> bool:
         if self.by_epoch:
