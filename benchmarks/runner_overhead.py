@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
 import tempfile
 import time
@@ -91,23 +92,29 @@ def hand_loop(epochs: int, work_dir: Path) -> tuple[float, Linear]:
     return time.perf_counter() - start, model
 
 
+def _clocks() -> tuple[float, float]:
+    """Wall time and this thread's CPU time (all work here runs in this thread: 1 intra-op
+    thread, no loader workers). The CPU time leaves out the time other processes take."""
+    return time.perf_counter(), time.thread_time()
+
+
 class InterleavedHandEpochs(Hook):
-    """Before each runner epoch, train one hand-loop epoch; time both."""
+    """Before each runner epoch, train one hand-loop epoch; time both (wall and CPU time)."""
 
     def __init__(self) -> None:
         self.model, self.optimizer, self.loader = make_setup()
-        self.hand_s: list[float] = []
-        self.runner_s: list[float] = []
-        self._mark: float | None = None
+        self.hand_s: list[tuple[float, float]] = []
+        self.runner_s: list[tuple[float, float]] = []
+        self._mark: tuple[float, float] | None = None
 
     def before_train_epoch(self, runner) -> None:
         """Close the runner epoch that just ended, then run and time a hand epoch."""
-        now = time.perf_counter()
+        now = _clocks()
         if self._mark is not None:
-            self.runner_s.append(now - self._mark)
+            self.runner_s.append((now[0] - self._mark[0], now[1] - self._mark[1]))
         hand_epoch(self.model, self.optimizer, self.loader)
-        self._mark = time.perf_counter()
-        self.hand_s.append(self._mark - now)
+        self._mark = _clocks()
+        self.hand_s.append((self._mark[0] - now[0], self._mark[1] - now[1]))
 
 
 PREEMPTION = False  # --preemption: register a PreemptionHook too
@@ -158,7 +165,9 @@ def main() -> None:
     PREEMPTION = args.preemption
     WRAPPER = not args.no_wrapper
     torch.set_num_threads(1)
-    epoch_ratios, hand_epoch_s, runner_epoch_s, whole_ratios, fixed = [], [], [], [], []
+    load_before = os.getloadavg()[0]
+    epoch_ratios, cpu_ratios, hand_epoch_s, runner_epoch_s = [], [], [], []
+    whole_ratios, fixed = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         hand_loop(1, tmp)  # warm-up both paths
@@ -170,9 +179,10 @@ def main() -> None:
             # The last runner epoch (with the final checkpoint) has no closing mark: it is
             # part of the whole-run figures below.
             pairs = list(zip(timer.hand_s, timer.runner_s))
-            epoch_ratios += [r / h for h, r in pairs]
-            hand_epoch_s += timer.hand_s
-            runner_epoch_s += timer.runner_s
+            epoch_ratios += [r[0] / h[0] for h, r in pairs]
+            cpu_ratios += [r[1] / h[1] for h, r in pairs]
+            hand_epoch_s += [h[0] for h, _ in pairs]
+            runner_epoch_s += [r[0] for _, r in pairs]
             runs = [("hand", hand_loop), ("runner", runner_loop)]
             if i % 2:  # alternate which goes first
                 runs.reverse()
@@ -187,11 +197,13 @@ def main() -> None:
         f"steady per-iteration ratio runner/hand loop: {med(epoch_ratios):.3f} (median of "
         f"{len(epoch_ratios)} interleaved epoch pairs; hand loop {hand_us:.0f} us/iter, runner "
         f"{runner_us:.0f} us/iter)\n"
+        f"same pairs in CPU time of this thread: {med(cpu_ratios):.3f}\n"
         f"whole-run ratio, {args.epochs} epochs x {ITERS_PER_EPOCH} iterations with set-up and "
         f"final checkpoint: {med(whole_ratios):.3f} (median of {args.repeats} alternating "
-        f"pairs; runner - hand = {med(fixed) * 1e3:.1f} ms per run)"
+        f"pairs; runner - hand = {med(fixed) * 1e3:.1f} ms per run)\n"
+        f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f} on "
+        f"{os.cpu_count()} CPUs"
     )
-
 
 if __name__ == "__main__":
     main()

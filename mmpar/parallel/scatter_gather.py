@@ -20,6 +20,8 @@ __all__ = ["ScatterInputs", "gather", "scatter", "scatter_kwargs"]
 Device = Union[int, str, torch.device]
 Merge = Callable[[DataContainer], DataContainer]
 
+_CPU = torch.device("cpu")
+
 #: What :func:`scatter` accepts (mmcv's name): tensors, DataContainers and nests of them.
 ScatterInputs = Union[torch.Tensor, DataContainer, tuple, list, dict]
 
@@ -36,7 +38,7 @@ def _dev(target: Device | None) -> torch.device:
     if isinstance(target, torch.device):
         return target
     if isinstance(target, int):
-        return torch.device("cpu") if target < 0 else torch.device("cuda", target)
+        return _CPU if target < 0 else torch.device("cuda", target)
     return torch.device(target)
 
 
@@ -202,9 +204,6 @@ def _scatter_map(obj: Any, devices: list[torch.device], dim: int, sizes: list[in
     return [obj for _ in devices]
 
 
-_CPU = torch.device("cpu")
-
-
 class _NotOneChunk(Exception):
     """A DataContainer that is not exactly one collated chunk: take the general path."""
 
@@ -215,10 +214,7 @@ def _single_device(target_gpus: Sequence[Device] | None) -> torch.device | None:
         return _CPU
     if len(target_gpus) != 1:
         return None
-    target = target_gpus[0]
-    if type(target) is int and target < 0:  # the common CPU spelling, without building a device
-        return _CPU
-    return _dev(target)
+    return _dev(target_gpus[0])
 
 
 def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -> Any:
@@ -230,8 +226,17 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
     merged with ``merge`` when given. Raises ``_NotOneChunk`` where the general path has
     something to check or split (a DataContainer that is not one collated chunk).
     """
+    cls = type(obj)
+    # Exact types first (the common case, and cheaper than isinstance), subclasses below.
+    if cls is list:
+        return [_to_one_device(o, device, merge) for o in obj] if obj else obj
+    if cls is tuple:
+        return tuple([_to_one_device(o, device, merge) for o in obj]) if obj else obj
     if isinstance(obj, torch.Tensor):
-        return obj if obj.device == device else _to_device(obj, device)
+        # ``is_cpu`` needs no device object: the CPU target's check costs a third.
+        if obj.is_cpu if device is _CPU else obj.device == device:
+            return obj
+        return _to_device(obj, device)
     if isinstance(obj, DataContainer):
         chunks = obj.data
         if type(chunks) is not list:
@@ -243,12 +248,14 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
             raise _NotOneChunk
         return chunks[0] if obj.cpu_only else _move(chunks[0], device)
     # Empty containers are repeated as they are, as the general path does.
+    if isinstance(obj, dict):
+        if not obj:
+            return obj
+        return _rebuild_dict(obj, [(k, _to_one_device(v, device, merge)) for k, v in obj.items()])
     if isinstance(obj, tuple):
         return tuple([_to_one_device(o, device, merge) for o in obj]) if obj else obj
     if isinstance(obj, list):
         return [_to_one_device(o, device, merge) for o in obj] if obj else obj
-    if isinstance(obj, dict) and obj:
-        return _rebuild_dict(obj, [(k, _to_one_device(v, device, merge)) for k, v in obj.items()])
     return obj
 
 
@@ -262,10 +269,8 @@ def _one_device_pair(
     ``target`` is one device, or a list of targets as :func:`scatter` takes them (None when it
     names several); ``merge`` merges the chunks of a DataContainer (see ``_to_one_device``).
     """
-    if isinstance(target, (list, tuple)) or target is None:
-        device = _single_device(target)
-    else:
-        device = _dev(target)
+    one = isinstance(target, (list, tuple)) or target is None
+    device = _single_device(target if one else [target])
     if device is None or not isinstance(inputs, tuple):
         return None
     if kwargs is not None and not isinstance(kwargs, dict):

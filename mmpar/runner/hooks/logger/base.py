@@ -241,13 +241,16 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             for hook in runner.hooks:
                 if isinstance(hook, LoggerHook):
                     hook._pending_val = pending
+        # Cheapest test first: this runs every iteration, and ``end_of_epoch`` measures the
+        # loader's length.
+        average = self._interval_reached(runner) or (
+            not self.ignore_last and self.end_of_epoch(runner)
+        )
+        if not (average or buf.ready or self._pending_val is not None):
+            return  # most iterations: nothing to log
         self._step = runner.iter + 1
         try:
-            # Cheapest test first: this runs every iteration, and ``end_of_epoch`` measures the
-            # loader's length.
-            if self._interval_reached(runner) or (
-                not self.ignore_last and self.end_of_epoch(runner)
-            ):
+            if average:
                 # At an epoch end fewer than ``interval`` values may be left; averaging the
                 # last ``interval`` is what mmcv does (not exact, but stable).
                 buf.average(self.interval)
