@@ -13,11 +13,12 @@ included). Whole runs (set-up and the final checkpoint included) are also timed,
 and must end with identical weights. Run:
 
     .venv/bin/python benchmarks/runner_overhead.py [--repeats 7] [--epochs 20] [--preemption]
-                                                   [--no-wrapper]
+                                                   [--no-wrapper] [--model {linear,mlp}]
 
 ``--preemption`` also registers a PreemptionHook (as ``tools/train.py`` does): its
 per-iteration check (read a flag, single process) is then part of the runner's figures.
-``--no-wrapper`` gives the runner the bare model (the wrapper's share is the difference).
+``--no-wrapper`` gives the runner the bare model (the wrapper's share is the difference);
+``--model mlp --no-wrapper`` is the setting of the figures dated 2026-11-24 and before.
 """
 
 from __future__ import annotations
@@ -37,17 +38,24 @@ from torch.utils.data import DataLoader, TensorDataset
 from mmpar.parallel import MMDataParallel
 from mmpar.runner import EpochBasedRunner, Hook, PreemptionHook
 
-BATCH = 64
-ITERS_PER_EPOCH = 16  # 1024 samples, batch 64
-DIM, CLASSES = 32, 10
+ITERS_PER_EPOCH = 16
+# --model: (input dim, hidden widths, batch). "linear" is the issue-24 setting (Linear 32->10,
+# batch 64); "mlp" the MLP 64-256-256-10, batch 16, of the figures dated 2026-11-24 and before.
+MODELS = {"linear": (32, (), 64), "mlp": (64, (256, 256), 16)}
+MODEL = "linear"
+CLASSES = 10
 
 
-class Linear(nn.Module):
-    """A linear classifier with mmpar's ``train_step`` API."""
+class Classifier(nn.Module):
+    """A linear classifier or a small MLP, with mmpar's ``train_step`` API."""
 
-    def __init__(self) -> None:
+    def __init__(self, dim: int, hidden: tuple[int, ...]) -> None:
         super().__init__()
-        self.net = nn.Linear(DIM, CLASSES)
+        layers: list[nn.Module] = []
+        for width in hidden:
+            layers += [nn.Linear(dim, width), nn.ReLU()]
+            dim = width
+        self.net = nn.Sequential(*layers, nn.Linear(dim, CLASSES))
 
     def train_step(self, data_batch, optimizer, **kwargs) -> dict:
         """Cross-entropy loss of one batch, as the runner expects it."""
@@ -56,18 +64,19 @@ class Linear(nn.Module):
         return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
 
 
-def make_setup(seed: int = 0) -> tuple[Linear, torch.optim.Optimizer, DataLoader]:
+def make_setup(seed: int = 0) -> tuple[Classifier, torch.optim.Optimizer, DataLoader]:
     """The same model, optimizer and data for both loops."""
+    dim, hidden, batch = MODELS[MODEL]
     torch.manual_seed(seed)
-    x = torch.randn(BATCH * ITERS_PER_EPOCH, DIM)
-    y = torch.randint(0, CLASSES, (BATCH * ITERS_PER_EPOCH,))
-    loader = DataLoader(TensorDataset(x, y), batch_size=BATCH, shuffle=False)
-    model = Linear()
+    x = torch.randn(batch * ITERS_PER_EPOCH, dim)
+    y = torch.randint(0, CLASSES, (batch * ITERS_PER_EPOCH,))
+    loader = DataLoader(TensorDataset(x, y), batch_size=batch, shuffle=False)
+    model = Classifier(dim, hidden)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     return model, optimizer, loader
 
 
-def hand_epoch(model: Linear, optimizer: torch.optim.Optimizer, loader: DataLoader) -> None:
+def hand_epoch(model: Classifier, optimizer: torch.optim.Optimizer, loader: DataLoader) -> None:
     """One epoch of the hand-written loop (``model.train()`` first, as every loop with a
     validation phase does and the runner does)."""
     model.train()
@@ -78,7 +87,7 @@ def hand_epoch(model: Linear, optimizer: torch.optim.Optimizer, loader: DataLoad
         optimizer.step()
 
 
-def hand_loop(epochs: int, work_dir: Path) -> tuple[float, Linear]:
+def hand_loop(epochs: int, work_dir: Path) -> tuple[float, Classifier]:
     """Train by hand and save one checkpoint; return (wall s, model)."""
     model, optimizer, loader = make_setup()
     start = time.perf_counter()
@@ -121,7 +130,7 @@ PREEMPTION = False  # --preemption: register a PreemptionHook too
 WRAPPER = True  # --no-wrapper: the runner trains the bare model
 
 
-def runner_loop(epochs: int, work_dir: Path, *extra_hooks: Hook) -> tuple[float, Linear]:
+def runner_loop(epochs: int, work_dir: Path, *extra_hooks: Hook) -> tuple[float, Classifier]:
     """Train with EpochBasedRunner and the default hooks; return (wall s, model)."""
     model, optimizer, loader = make_setup()
     logger = logging.getLogger("runner_overhead")
@@ -153,15 +162,17 @@ def assert_same_weights(a: nn.Module, b: nn.Module) -> None:
 
 def main() -> None:
     """Measure and print the ratios."""
+    global PREEMPTION, WRAPPER, MODEL
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--preemption", action="store_true", help="register a PreemptionHook")
+    parser.add_argument("--model", choices=sorted(MODELS), default=MODEL)
     parser.add_argument(
         "--no-wrapper", action="store_true", help="no MMDataParallel around the runner's model"
     )
     args = parser.parse_args()
-    global PREEMPTION, WRAPPER
+    MODEL = args.model
     PREEMPTION = args.preemption
     WRAPPER = not args.no_wrapper
     torch.set_num_threads(1)

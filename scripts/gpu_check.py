@@ -16,7 +16,7 @@ CI has no GPU, so the CUDA paths are checked here, in one command, on a machine 
 
 One line per check (``PASS``/``FAIL``/``SKIP``, seconds, what it found), then a summary line.
 Exit code 0 when every check that could run passed, 1 when one failed, and 3 without a CUDA
-device (one line, nothing checked). About 5 minutes on one GPU.
+device (one line, nothing checked). Meant to finish within 10 minutes on one GPU.
 """
 
 from __future__ import annotations

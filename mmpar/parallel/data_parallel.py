@@ -27,6 +27,16 @@ class WrapperStepsMixin:
 
     dim: int
 
+    @property
+    def module(self) -> nn.Module:
+        """The wrapped model.
+
+        nn.Module keeps it among its submodules, found only after the normal attribute lookup
+        failed (an AttributeError made and dropped on every step); here the lookup goes there
+        directly. Assigning ``wrapper.module = model`` still registers the submodule.
+        """
+        return nn.Module.__getattr__(self, "module")  # type: ignore[return-value]
+
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
         raise NotImplementedError
 
@@ -114,7 +124,7 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
         return gather(outputs, output_device, dim=self.dim)
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
-        module = self.module  # a Module attribute: each lookup costs a failed normal lookup
+        module = self.module
         if name != "forward" and not callable(getattr(module, name, None)):
             raise AttributeError(
                 f"{type(module).__name__} has no {name}() method; "
