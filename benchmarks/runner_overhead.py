@@ -216,5 +216,6 @@ def main() -> None:
         f"{os.cpu_count()} CPUs"
     )
 
+
 if __name__ == "__main__":
     main()
