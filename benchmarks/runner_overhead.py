@@ -1,6 +1,9 @@
 """Runner overhead: a hand-written PyTorch loop vs EpochBasedRunner with the default hooks.
 
-Same model, data, optimizer and steps in one process. This VM's speed drifts by up to 30%
+Same model (a Linear 32->10 classifier, batch 64, CPU), data, optimizer and steps in one
+process. The runner's model is wrapped in ``MMDataParallel(device_ids=[-1])``, as
+``tools/train.py`` wraps it on a machine without GPUs, so scatter is part of its figures; the
+hand loop calls the bare model. This VM's speed drifts by up to 30%
 within seconds (other tenants), so whole runs timed one after the other give ratios that
 wander by several percent. The steady per-iteration ratio is therefore measured with the two
 loops interleaved epoch by epoch: a hook run first at each ``before_train_epoch`` trains one
@@ -10,15 +13,19 @@ included). Whole runs (set-up and the final checkpoint included) are also timed,
 and must end with identical weights. Run:
 
     .venv/bin/python benchmarks/runner_overhead.py [--repeats 7] [--epochs 20] [--preemption]
+                                                   [--no-wrapper] [--model {linear,mlp}]
 
 ``--preemption`` also registers a PreemptionHook (as ``tools/train.py`` does): its
 per-iteration check (read a flag, single process) is then part of the runner's figures.
+``--no-wrapper`` gives the runner the bare model (the wrapper's share is the difference);
+``--model mlp --no-wrapper`` is the setting of the figures dated 2026-11-24 and before.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
 import tempfile
 import time
@@ -28,23 +35,27 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from mmpar.parallel import MMDataParallel
 from mmpar.runner import EpochBasedRunner, Hook, PreemptionHook
 
-ITERS_PER_EPOCH = 16  # 256 samples, batch 16
+ITERS_PER_EPOCH = 16
+# --model: (input dim, hidden widths, batch). "linear" is the issue-24 setting (Linear 32->10,
+# batch 64); "mlp" the MLP 64-256-256-10, batch 16, of the figures dated 2026-11-24 and before.
+MODELS = {"linear": (32, (), 64), "mlp": (64, (256, 256), 16)}
+MODEL = "linear"
+CLASSES = 10
 
 
-class MLP(nn.Module):
-    """A small MLP with mmpar's ``train_step`` API."""
+class Classifier(nn.Module):
+    """A linear classifier or a small MLP, with mmpar's ``train_step`` API."""
 
-    def __init__(self, dim: int = 64, hidden: int = 256, classes: int = 10) -> None:
+    def __init__(self, dim: int, hidden: tuple[int, ...]) -> None:
         super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(dim, hidden),
-            nn.ReLU(),
-            nn.Linear(hidden, hidden),
-            nn.ReLU(),
-            nn.Linear(hidden, classes),
-        )
+        layers: list[nn.Module] = []
+        for width in hidden:
+            layers += [nn.Linear(dim, width), nn.ReLU()]
+            dim = width
+        self.net = nn.Sequential(*layers, nn.Linear(dim, CLASSES))
 
     def train_step(self, data_batch, optimizer, **kwargs) -> dict:
         """Cross-entropy loss of one batch, as the runner expects it."""
@@ -53,18 +64,19 @@ class MLP(nn.Module):
         return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
 
 
-def make_setup(seed: int = 0) -> tuple[MLP, torch.optim.Optimizer, DataLoader]:
+def make_setup(seed: int = 0) -> tuple[Classifier, torch.optim.Optimizer, DataLoader]:
     """The same model, optimizer and data for both loops."""
+    dim, hidden, batch = MODELS[MODEL]
     torch.manual_seed(seed)
-    x = torch.randn(256, 64)
-    y = torch.randint(0, 10, (256,))
-    loader = DataLoader(TensorDataset(x, y), batch_size=16, shuffle=False)
-    model = MLP()
+    x = torch.randn(batch * ITERS_PER_EPOCH, dim)
+    y = torch.randint(0, CLASSES, (batch * ITERS_PER_EPOCH,))
+    loader = DataLoader(TensorDataset(x, y), batch_size=batch, shuffle=False)
+    model = Classifier(dim, hidden)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     return model, optimizer, loader
 
 
-def hand_epoch(model: MLP, optimizer: torch.optim.Optimizer, loader: DataLoader) -> None:
+def hand_epoch(model: Classifier, optimizer: torch.optim.Optimizer, loader: DataLoader) -> None:
     """One epoch of the hand-written loop (``model.train()`` first, as every loop with a
     validation phase does and the runner does)."""
     model.train()
@@ -75,7 +87,7 @@ def hand_epoch(model: MLP, optimizer: torch.optim.Optimizer, loader: DataLoader)
         optimizer.step()
 
 
-def hand_loop(epochs: int, work_dir: Path) -> tuple[float, MLP]:
+def hand_loop(epochs: int, work_dir: Path) -> tuple[float, Classifier]:
     """Train by hand and save one checkpoint; return (wall s, model)."""
     model, optimizer, loader = make_setup()
     start = time.perf_counter()
@@ -89,36 +101,44 @@ def hand_loop(epochs: int, work_dir: Path) -> tuple[float, MLP]:
     return time.perf_counter() - start, model
 
 
+def _clocks() -> tuple[float, float]:
+    """Wall time and this thread's CPU time (all work here runs in this thread: 1 intra-op
+    thread, no loader workers). The CPU time leaves out the time other processes take."""
+    return time.perf_counter(), time.thread_time()
+
+
 class InterleavedHandEpochs(Hook):
-    """Before each runner epoch, train one hand-loop epoch; time both."""
+    """Before each runner epoch, train one hand-loop epoch; time both (wall and CPU time)."""
 
     def __init__(self) -> None:
         self.model, self.optimizer, self.loader = make_setup()
-        self.hand_s: list[float] = []
-        self.runner_s: list[float] = []
-        self._mark: float | None = None
+        self.hand_s: list[tuple[float, float]] = []
+        self.runner_s: list[tuple[float, float]] = []
+        self._mark: tuple[float, float] | None = None
 
     def before_train_epoch(self, runner) -> None:
         """Close the runner epoch that just ended, then run and time a hand epoch."""
-        now = time.perf_counter()
+        now = _clocks()
         if self._mark is not None:
-            self.runner_s.append(now - self._mark)
+            self.runner_s.append((now[0] - self._mark[0], now[1] - self._mark[1]))
         hand_epoch(self.model, self.optimizer, self.loader)
-        self._mark = time.perf_counter()
-        self.hand_s.append(self._mark - now)
+        self._mark = _clocks()
+        self.hand_s.append((self._mark[0] - now[0], self._mark[1] - now[1]))
 
 
 PREEMPTION = False  # --preemption: register a PreemptionHook too
+WRAPPER = True  # --no-wrapper: the runner trains the bare model
 
 
-def runner_loop(epochs: int, work_dir: Path, *extra_hooks: Hook) -> tuple[float, MLP]:
+def runner_loop(epochs: int, work_dir: Path, *extra_hooks: Hook) -> tuple[float, Classifier]:
     """Train with EpochBasedRunner and the default hooks; return (wall s, model)."""
     model, optimizer, loader = make_setup()
     logger = logging.getLogger("runner_overhead")
     logger.setLevel(logging.WARNING)  # the text logger's lines are formatted, not printed
     start = time.perf_counter()
+    wrapped = MMDataParallel(model, device_ids=[-1]) if WRAPPER else model
     runner = EpochBasedRunner(
-        model, optimizer=optimizer, work_dir=str(work_dir), logger=logger, max_epochs=epochs
+        wrapped, optimizer=optimizer, work_dir=str(work_dir), logger=logger, max_epochs=epochs
     )
     runner.register_training_hooks(
         lr_config=None,
@@ -142,15 +162,23 @@ def assert_same_weights(a: nn.Module, b: nn.Module) -> None:
 
 def main() -> None:
     """Measure and print the ratios."""
+    global PREEMPTION, WRAPPER, MODEL
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--preemption", action="store_true", help="register a PreemptionHook")
+    parser.add_argument("--model", choices=sorted(MODELS), default=MODEL)
+    parser.add_argument(
+        "--no-wrapper", action="store_true", help="no MMDataParallel around the runner's model"
+    )
     args = parser.parse_args()
-    global PREEMPTION
+    MODEL = args.model
     PREEMPTION = args.preemption
+    WRAPPER = not args.no_wrapper
     torch.set_num_threads(1)
-    epoch_ratios, hand_epoch_s, runner_epoch_s, whole_ratios, fixed = [], [], [], [], []
+    load_before = os.getloadavg()[0]
+    epoch_ratios, cpu_ratios, hand_epoch_s, runner_epoch_s = [], [], [], []
+    whole_ratios, fixed = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         hand_loop(1, tmp)  # warm-up both paths
@@ -162,9 +190,10 @@ def main() -> None:
             # The last runner epoch (with the final checkpoint) has no closing mark: it is
             # part of the whole-run figures below.
             pairs = list(zip(timer.hand_s, timer.runner_s))
-            epoch_ratios += [r / h for h, r in pairs]
-            hand_epoch_s += timer.hand_s
-            runner_epoch_s += timer.runner_s
+            epoch_ratios += [r[0] / h[0] for h, r in pairs]
+            cpu_ratios += [r[1] / h[1] for h, r in pairs]
+            hand_epoch_s += [h[0] for h, _ in pairs]
+            runner_epoch_s += [r[0] for _, r in pairs]
             runs = [("hand", hand_loop), ("runner", runner_loop)]
             if i % 2:  # alternate which goes first
                 runs.reverse()
@@ -179,9 +208,12 @@ def main() -> None:
         f"steady per-iteration ratio runner/hand loop: {med(epoch_ratios):.3f} (median of "
         f"{len(epoch_ratios)} interleaved epoch pairs; hand loop {hand_us:.0f} us/iter, runner "
         f"{runner_us:.0f} us/iter)\n"
+        f"same pairs in CPU time of this thread: {med(cpu_ratios):.3f}\n"
         f"whole-run ratio, {args.epochs} epochs x {ITERS_PER_EPOCH} iterations with set-up and "
         f"final checkpoint: {med(whole_ratios):.3f} (median of {args.repeats} alternating "
-        f"pairs; runner - hand = {med(fixed) * 1e3:.1f} ms per run)"
+        f"pairs; runner - hand = {med(fixed) * 1e3:.1f} ms per run)\n"
+        f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f} on "
+        f"{os.cpu_count()} CPUs"
     )
 
 

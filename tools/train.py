@@ -169,6 +169,7 @@ def set_preemption(cfg: Config, requeue: bool) -> None:
 def setup(args: argparse.Namespace):
     """Config, distribution, seed, model and data; writes nothing into the work dir."""
     from mmpar.apis.train import check_labels_fit_model
+    from mmpar.apis.train_config import check_train_config
     from mmpar.datasets import build_dataset
     from mmpar.models import build_classifier
     from mmpar.runner.dist_utils import get_dist_info
@@ -176,6 +177,9 @@ def setup(args: argparse.Namespace):
     from mmpar.utils.registry import config_error_context
 
     cfg = load_config(args)
+    # Every key the run reads, before the launcher, the model or the data: all missing ones
+    # are named in one error.
+    check_train_config(cfg, validate=not args.no_validate)
     distributed = init_launcher(args.launcher, cfg.get("dist_params", {}), cfg.get("model_wrapper"))
     if distributed:
         _, world_size = get_dist_info()

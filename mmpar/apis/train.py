@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
-import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,6 +16,8 @@ from mmpar.utils.registry import (
     check_argument_types,
     config_error_context,
 )
+
+from .train_config import check_train_config, runner_config
 
 
 def wrap_model(
@@ -125,30 +125,6 @@ def check_labels_fit_model(model: nn.Module, dataset: Any, key: str = "data") ->
             f"[0, {num_classes}) for model.head.num_classes={num_classes} ({bad.size} of "
             f"{labels.size} samples are out of range); make num_classes match the dataset"
         )
-
-
-def _runner_cfg(cfg: Any) -> dict:
-    """``cfg.runner``, or mmcv's fallback to an EpochBasedRunner of ``total_epochs`` epochs."""
-    if cfg.get("runner") is None:
-        if cfg.get("total_epochs") is None:
-            raise KeyError(
-                "the config has neither 'runner' (e.g. runner = dict(type='EpochBasedRunner', "
-                "max_epochs=10)) nor the legacy 'total_epochs'; add one of them"
-            )
-        warnings.warn(
-            "config has no 'runner'; using EpochBasedRunner with max_epochs=total_epochs. "
-            "Set runner = dict(type='EpochBasedRunner', max_epochs=...) instead.",
-            UserWarning,
-            stacklevel=3,
-        )
-        cfg.runner = dict(type="EpochBasedRunner", max_epochs=cfg.total_epochs)
-    elif cfg.get("total_epochs") is not None and cfg.runner.get("max_epochs") is not None:
-        if cfg.total_epochs != cfg.runner.max_epochs:
-            raise ValueError(
-                f"config total_epochs={cfg.total_epochs} disagrees with "
-                f"runner.max_epochs={cfg.runner.max_epochs}; remove total_epochs"
-            )
-    return copy.deepcopy(dict(cfg.runner))
 
 
 def _optimizer_hook_cfg(cfg: Any) -> dict | None:
@@ -296,6 +272,7 @@ def build_train_runner(
     from mmpar.runner.epoch_based_runner import check_workflow
     from mmpar.runner.model_compile import compile_model
 
+    check_train_config(cfg, validate)
     logger = get_logger("mmpar", log_level=cfg.get("log_level", "INFO"))
     datasets = list(dataset) if isinstance(dataset, (list, tuple)) else [dataset]
     with config_error_context("workflow"):
@@ -317,7 +294,7 @@ def build_train_runner(
     with config_error_context("optimizer"):
         optimizer = build_optimizer(model, cfg.optimizer)
     with config_error_context("runner"):
-        runner_cfg = _runner_cfg(cfg)
+        runner_cfg = runner_config(cfg)
         runner_type = runner_cfg.get("type", "EpochBasedRunner")
         runner = build_runner(
             runner_cfg,

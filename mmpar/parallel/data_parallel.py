@@ -8,9 +8,9 @@ from typing import Any, Union
 import torch
 from torch import nn
 
-from .collate import merge_chunks
+from .collate import _merge_dc, merge_chunks
 from .registry import MODULE_WRAPPERS
-from .scatter_gather import gather
+from .scatter_gather import _one_device_pair, gather
 from .scatter_gather import scatter_kwargs as scatter_kwargs  # importable here, as in mmcv
 
 __all__ = ["MMDataParallel"]
@@ -26,6 +26,16 @@ class WrapperStepsMixin:
     """
 
     dim: int
+
+    @property
+    def module(self) -> nn.Module:
+        """The wrapped model.
+
+        nn.Module keeps it among its submodules, found only after the normal attribute lookup
+        failed (an AttributeError made and dropped on every step); here the lookup goes there
+        directly. Assigning ``wrapper.module = model`` still registers the submodule.
+        """
+        return nn.Module.__getattr__(self, "module")  # type: ignore[return-value]
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
         raise NotImplementedError
@@ -48,6 +58,12 @@ class WrapperStepsMixin:
         For wrappers with one process per device, where every chunk of ``collate`` belongs to
         this process.
         """
+        if type(self).scatter is WrapperStepsMixin.scatter:
+            # Merge and move in one walk (it runs every iteration); a subclass's own scatter
+            # is called as before.
+            one = _one_device_pair(inputs, kwargs, device, merge=_merge_dc)
+            if one is not None:
+                return one
         scattered_in, scattered_kw = self.scatter(
             merge_chunks(inputs), merge_chunks(kwargs), [device]
         )
@@ -108,19 +124,18 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
         return gather(outputs, output_device, dim=self.dim)
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
-        if name != "forward" and not callable(getattr(self.module, name, None)):
+        module = self.module
+        if name != "forward" and not callable(getattr(module, name, None)):
             raise AttributeError(
-                f"{type(self.module).__name__} has no {name}() method; "
+                f"{type(module).__name__} has no {name}() method; "
                 f"MMDataParallel.{name} calls the wrapped model's {name}(data_batch, optimizer)"
             )
         if len(self.device_ids) <= 1:
             # One device: all chunks run together as one batch.
-            inputs, kwargs = merge_chunks(inputs), merge_chunks(kwargs)
-            targets = self.device_ids if self.device_ids else [-1]
             if self.device_ids:
                 self._check_module_device()
-            inputs, kwargs = self.scatter(inputs, kwargs, targets)
-            return self._call(self.module, name, *self._first(inputs, kwargs))
+            device = self.device_ids[0] if self.device_ids else -1
+            return self._call(module, name, *self._one_device_inputs(inputs, kwargs, device))
         self._check_module_device()
         inputs, kwargs = self.scatter(inputs, kwargs, self.device_ids)
         if len(inputs) <= 1:

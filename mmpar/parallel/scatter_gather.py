@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 import torch
 
@@ -18,6 +18,9 @@ from .data_container import DataContainer
 __all__ = ["ScatterInputs", "gather", "scatter", "scatter_kwargs"]
 
 Device = Union[int, str, torch.device]
+Merge = Callable[[DataContainer], DataContainer]
+
+_CPU = torch.device("cpu")
 
 #: What :func:`scatter` accepts (mmcv's name): tensors, DataContainers and nests of them.
 ScatterInputs = Union[torch.Tensor, DataContainer, tuple, list, dict]
@@ -35,7 +38,7 @@ def _dev(target: Device | None) -> torch.device:
     if isinstance(target, torch.device):
         return target
     if isinstance(target, int):
-        return torch.device("cpu") if target < 0 else torch.device("cuda", target)
+        return _CPU if target < 0 else torch.device("cuda", target)
     return torch.device(target)
 
 
@@ -201,6 +204,83 @@ def _scatter_map(obj: Any, devices: list[torch.device], dim: int, sizes: list[in
     return [obj for _ in devices]
 
 
+class _NotOneChunk(Exception):
+    """A DataContainer that is not exactly one collated chunk: take the general path."""
+
+
+def _single_device(target_gpus: Sequence[Device] | None) -> torch.device | None:
+    """The device when ``target_gpus`` names one (``[-1]``, ``[]`` and None: the CPU), else None."""
+    if target_gpus is None or len(target_gpus) == 0:
+        return _CPU
+    if len(target_gpus) != 1:
+        return None
+    return _dev(target_gpus[0])
+
+
+def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -> Any:
+    """``obj`` as the only copy for ``device``: what the general path gives for one device.
+
+    One walk and no copies where nothing moves: one-chunk DataContainers are unwrapped (the
+    chunk moved unless ``cpu_only``), tensors already on ``device`` are passed as they are,
+    containers are rebuilt around the results. A DataContainer of several chunks is first
+    merged with ``merge`` when given. Raises ``_NotOneChunk`` where the general path has
+    something to check or split (a DataContainer that is not one collated chunk).
+    """
+    cls = type(obj)
+    # Exact types first (the common case, and cheaper than isinstance), subclasses below.
+    if cls is list:
+        return [_to_one_device(o, device, merge) for o in obj] if obj else obj
+    if cls is tuple:
+        return tuple([_to_one_device(o, device, merge) for o in obj]) if obj else obj
+    if isinstance(obj, torch.Tensor):
+        # ``is_cpu`` needs no device object: the CPU target's check costs a third.
+        if obj.is_cpu if device is _CPU else obj.device == device:
+            return obj
+        return _to_device(obj, device)
+    if isinstance(obj, DataContainer):
+        chunks = obj.data
+        if type(chunks) is not list:
+            raise _NotOneChunk
+        if len(chunks) != 1 and merge is not None:
+            obj = merge(obj)
+            chunks = obj.data
+        if len(chunks) != 1:
+            raise _NotOneChunk
+        return chunks[0] if obj.cpu_only else _move(chunks[0], device)
+    # Empty containers are repeated as they are, as the general path does.
+    if isinstance(obj, dict):
+        if not obj:
+            return obj
+        return _rebuild_dict(obj, [(k, _to_one_device(v, device, merge)) for k, v in obj.items()])
+    if isinstance(obj, tuple):
+        return tuple([_to_one_device(o, device, merge) for o in obj]) if obj else obj
+    if isinstance(obj, list):
+        return [_to_one_device(o, device, merge) for o in obj] if obj else obj
+    return obj
+
+
+def _one_device_pair(
+    inputs: Any, kwargs: Any, target: Device | Sequence[Device] | None, merge: Merge | None = None
+) -> tuple[tuple, dict] | None:
+    """Positional and keyword inputs for one device in one walk, or None: take the general path.
+
+    The case of every single-process step (``MMDataParallel`` on the CPU or one GPU, one
+    process per GPU under DDP), run once per iteration, where planning chunks only costs time.
+    ``target`` is one device, or a list of targets as :func:`scatter` takes them (None when it
+    names several); ``merge`` merges the chunks of a DataContainer (see ``_to_one_device``).
+    """
+    one = isinstance(target, (list, tuple)) or target is None
+    device = _single_device(target if one else [target])
+    if device is None or not isinstance(inputs, tuple):
+        return None
+    if kwargs is not None and not isinstance(kwargs, dict):
+        return None
+    try:
+        return _to_one_device(inputs, device, merge), _to_one_device(kwargs or {}, device, merge)
+    except _NotOneChunk:
+        return None
+
+
 def _devices(target_gpus: Sequence[Device] | None, n: int) -> list[torch.device]:
     if _is_cpu_target(target_gpus):
         return [torch.device("cpu")] * n
@@ -228,6 +308,12 @@ def scatter(inputs: ScatterInputs, target_gpus: Sequence[Device] | None, dim: in
     Returns:
         A list with one scattered copy of ``inputs`` per device chunk.
     """
+    device = _single_device(target_gpus)
+    if device is not None:
+        try:
+            return [_to_one_device(inputs, device)]
+        except _NotOneChunk:
+            pass
     n, sizes = _plan([inputs], target_gpus, dim)
     return _scatter_map(inputs, _devices(target_gpus, n), dim, sizes)
 
@@ -250,6 +336,11 @@ def scatter_kwargs(
         ``(inputs_per_device, kwargs_per_device)``, tuples of equal length; when one of them is
         empty it is padded with ``()`` / ``{}`` to the other's length.
     """
+    one = _one_device_pair(inputs, kwargs, target_gpus)
+    if one is not None:
+        if not inputs and not kwargs:
+            return (), ()
+        return (one[0],), (one[1],)
     # One chunk count for both, so keyword args (e.g. the optimizer) reach every chunk.
     n, sizes = _plan([inputs, kwargs], target_gpus, dim)
     devices = _devices(target_gpus, n)

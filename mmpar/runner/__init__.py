@@ -5,6 +5,7 @@ from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from .base_runner import BaseRunner
 from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
 from .checkpoint import (
+    CheckpointDownloadError,
     CheckpointError,
     CheckpointLoader,
     CheckpointMismatchError,
@@ -54,6 +55,7 @@ __all__ = [
     "RUNNER_BUILDERS",
     "BaseModule",
     "BaseRunner",
+    "CheckpointDownloadError",
     "CheckpointError",
     "CheckpointLoader",
     "CheckpointMismatchError",

@@ -59,6 +59,7 @@ from .model_state import (
 from .run_identity import checkpoint_iter as checkpoint_iter
 from .run_identity import find_latest_checkpoint as find_latest_checkpoint
 from .safe_load import (
+    CheckpointDownloadError,
     CheckpointError,
     CorruptCheckpointError,
     UnsafeCheckpointError,
@@ -69,6 +70,7 @@ __all__ = [
     "DEFAULT_CACHE_DIR",
     "ENV_MMCV_HOME",
     "ENV_XDG_CACHE_HOME",
+    "CheckpointDownloadError",
     "CheckpointError",
     "CheckpointLoader",
     "CheckpointMismatchError",

@@ -1,22 +1,26 @@
 """Read a checkpoint file without running code from it, and say plainly why a read failed.
 
 ``torch.load`` is called here only, with ``weights_only=True`` unless the caller trusts the file;
-its errors become :class:`CorruptCheckpointError` or :class:`UnsafeCheckpointError`.
+its errors become :class:`CorruptCheckpointError` or :class:`UnsafeCheckpointError`, and a
+checkpoint address that cannot be fetched a :class:`CheckpointDownloadError`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import inspect
 import os
 import pickle
 import re
+import urllib.error
 import warnings
 from typing import Any
 
 import torch
 
 __all__ = [
+    "CheckpointDownloadError",
     "CheckpointError",
     "CorruptCheckpointError",
     "UnsafeCheckpointError",
@@ -32,6 +36,28 @@ class CheckpointError(RuntimeError):
 
 class CorruptCheckpointError(CheckpointError):
     """The file is not a valid checkpoint: truncated, corrupt or not a PyTorch file."""
+
+
+class CheckpointDownloadError(CheckpointError, urllib.error.URLError):
+    """A checkpoint address that cannot be fetched; the message names the address.
+
+    A ``urllib.error.URLError`` (hence an ``OSError``), as the failed download raised before.
+
+    Args:
+        url: The address.
+        err: Why the download failed (``URLError``, ``HTTPError``, a timeout ...).
+    """
+
+    def __init__(self, url: str, err: BaseException) -> None:
+        reason = getattr(err, "reason", None) if isinstance(err, urllib.error.URLError) else None
+        if isinstance(err, urllib.error.HTTPError):
+            reason = f"HTTP {err.code} {err.reason}"
+        urllib.error.URLError.__init__(self, reason if reason is not None else err)
+        self.url = url
+        self.message = f'cannot fetch checkpoint "{url}": {reason if reason is not None else err}'
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class UnsafeCheckpointError(CheckpointError, pickle.UnpicklingError):
@@ -129,7 +155,8 @@ def load_url_checkpoint(
     Raises:
         UnsafeCheckpointError: ``weights_only`` refused a Python object in the file.
         CorruptCheckpointError: The download is not a valid checkpoint.
-        OSError: The download failed (``urllib.error.URLError`` and its kin).
+        CheckpointDownloadError: The download failed (connection refused, unknown host, an
+            HTTP error such as 404, a timeout); a ``urllib.error.URLError`` naming ``url``.
     """
     if not weights_only:
         _warn_untrusted(url)
@@ -141,6 +168,10 @@ def load_url_checkpoint(
             return torch.hub.load_state_dict_from_url(url, **kwargs)
     except (pickle.UnpicklingError, RuntimeError, EOFError) as err:
         raise read_error(err, url, weights_only) from err
+    except (OSError, http.client.HTTPException) as err:
+        # urllib's URLError/HTTPError (refused, unknown host, 404), timeouts, a broken
+        # connection or an unwritable cache: the message names the address, not only the cause.
+        raise CheckpointDownloadError(url, err) from err
 
 
 def read_error(err: BaseException, filename: str, weights_only: bool) -> CheckpointError:

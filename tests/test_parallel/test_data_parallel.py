@@ -116,3 +116,30 @@ def test_two_gpu_train_step_weights_loss():
     assert torch.allclose(out["loss"].detach(), expected)
     out["loss"].backward()
     assert model.fc.weight.grad is not None
+
+
+def test_cpu_step_passes_plain_batches_through():
+    seen = []
+
+    class Recorder(nn.Module):
+        def train_step(self, data_batch, optimizer=None):
+            seen.append(data_batch)
+            return {}
+
+    batch = [torch.zeros(4, 2), torch.ones(4)]
+    MMDataParallel(Recorder(), device_ids=[-1]).train_step(batch, None)
+    assert seen[0] == batch and all(a is b for a, b in zip(seen[0], batch))
+
+
+def test_subclass_scatter_is_still_called():
+    calls = []
+
+    class Custom(MMDataParallel):
+        def scatter(self, inputs, kwargs, device_ids):
+            calls.append(device_ids)
+            return super().scatter(inputs, kwargs, device_ids)
+
+    model = TinyClassifier()
+    out = Custom(model, device_ids=[-1]).train_step(collate(_samples(4), 2), None)
+    assert calls == [[-1]] and out["num_samples"] == 4
+    assert tuple(model.seen[0]["img"].shape[:1]) == (4,)

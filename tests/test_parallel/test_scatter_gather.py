@@ -195,3 +195,39 @@ def test_scatter_inputs_alias():
     from mmpar.parallel.scatter_gather import ScatterInputs
 
     assert torch.Tensor in ScatterInputs.__args__ and DataContainer in ScatterInputs.__args__
+
+
+def test_one_cpu_target_passes_tensors_through_and_unwraps_containers():
+    # One device: no copies, no splitting; each one-chunk DataContainer becomes its chunk.
+    data = collate(_batch(3), samples_per_gpu=3)
+    x, opt = torch.arange(6), object()
+    for target in ([-1], [], None, ["cpu"], [torch.device("cpu")]):
+        (inputs,), (kwargs,) = scatter_kwargs((data, x), {"optimizer": opt, "x": x}, target)
+        assert inputs[1] is x and kwargs["x"] is x and kwargs["optimizer"] is opt
+        assert inputs[0]["img"] is data["img"].data[0]
+        assert inputs[0]["img_metas"] is data["img_metas"].data[0]  # cpu_only: as it is
+        assert inputs[0]["gt"] is not data["gt"].data[0]  # a new list around the same boxes
+        assert all(a is b for a, b in zip(inputs[0]["gt"], data["gt"].data[0]))
+        assert inputs[0]["label"] is data["label"]
+        (only,) = scatter((data, x), target)
+        assert only[1] is x and only[0]["img"] is data["img"].data[0]
+    assert scatter_kwargs((), None, [-1]) == ((), ())
+    assert scatter_kwargs((x,), None, [-1]) == (((x,),), ({},))
+
+
+def test_one_device_target_moves_all_but_cpu_only():
+    data = collate(_batch(2), samples_per_gpu=2)
+    (inputs,), (kwargs,) = scatter_kwargs((data,), {"extra": torch.zeros(2)}, ["meta"])
+    assert inputs[0]["img"].device.type == "meta" and inputs[0]["label"].device.type == "meta"
+    assert all(g.device.type == "meta" for g in inputs[0]["gt"])
+    assert kwargs["extra"].device.type == "meta"
+    assert inputs[0]["img_metas"] is data["img_metas"].data[0]
+
+
+def test_one_target_with_several_chunks_keeps_the_general_rules():
+    data = collate(_batch(3), samples_per_gpu=2)
+    assert len(scatter(data, [-1])) == 2  # CPU: every chunk kept
+    with pytest.raises(ValueError, match="2 device chunks but only 1 target"):
+        scatter(data, ["meta"])
+    with pytest.raises(TypeError, match="collate"):
+        scatter_kwargs(({"img": DataContainer(torch.zeros(3), stack=True)},), None, [-1])

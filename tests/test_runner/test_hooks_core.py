@@ -1,5 +1,7 @@
 import logging
 import os
+import re
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -530,3 +532,24 @@ def test_nan_guard_stops_before_step_and_save(make_runner, make_loader, tmp_path
     last = torch.load(work / "latest.pth", weights_only=True)["state_dict"]
     assert torch.equal(last["linear.weight"], model.linear.weight)  # no step after the NaN
     assert torch.isfinite(model.linear.weight).all()
+
+
+@pytest.mark.parametrize(
+    ("log_vars", "bad"),
+    [
+        ({"a": 1e308, "b": 1e308}, None),  # the quick sum overflows; each value is finite
+        ({"a": float("inf"), "b": -float("inf")}, "a=inf, b=-inf"),  # the sum is nan
+        ({"acc": torch.tensor(float("nan"))}, "acc=nan"),
+        ({"name": "x", "n": float("nan")}, "n=nan"),  # a string: checked term by term
+        ({"vec": torch.tensor([1.0, float("inf")])}, "vec=tensor"),
+    ],
+)
+def test_nan_guard_checks_every_log_value(log_vars, bad):
+    runner = SimpleNamespace(
+        outputs={"loss": torch.tensor(0.5), "log_vars": log_vars}, iter=0, epoch=0, inner_iter=0
+    )
+    if bad is None:
+        NanGuardHook().after_train_iter(runner)
+    else:
+        with pytest.raises(FloatingPointError, match=re.escape(bad)):
+            NanGuardHook().after_train_iter(runner)

@@ -13,6 +13,8 @@ the built-in exception mmcv 1.x raises for the same mistake, so ``except KeyErro
 - :class:`ConfigSyntaxError` (``SyntaxError``): invalid Python/JSON/YAML.
 - :class:`ConfigEncodingError` (``UnicodeDecodeError``): a config file that is not UTF-8.
 - :class:`ConfigOptionError` and its ``Key``/``Type`` variants: a bad ``merge_from_dict`` key.
+- :class:`ConfigMissingKeyError` (``KeyError`` and ``AttributeError``): a key a tool needs is
+  not in the config (mmcv's ``cfg.model`` raised ``AttributeError`` there).
 """
 
 
@@ -28,6 +30,10 @@ class ConfigError(ValueError):
 
 class ConfigKeyError(ConfigError, KeyError):
     """A key is duplicated, missing or out of range (a ``KeyError``, as in mmcv)."""
+
+
+class ConfigMissingKeyError(ConfigKeyError, AttributeError):
+    """Keys a tool or API needs are not in the config (``cfg.model`` raised ``AttributeError``)."""
 
 
 class ConfigTypeError(ConfigError, TypeError):

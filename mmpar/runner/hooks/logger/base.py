@@ -241,9 +241,12 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             for hook in runner.hooks:
                 if isinstance(hook, LoggerHook):
                     hook._pending_val = pending
+        average = self.record_due(runner)
+        if not (average or buf.ready or self._pending_val is not None):
+            return  # most iterations: nothing to log
         self._step = runner.iter + 1
         try:
-            if self.record_due(runner):
+            if average:
                 # At an epoch end fewer than ``interval`` values may be left; averaging the
                 # last ``interval`` is what mmcv does (not exact, but stable).
                 buf.average(self.interval)
