@@ -23,6 +23,7 @@ from mmpar.utils.logging import get_logger
 
 from .dist_utils import get_dist_info
 from .hook_registration import HookRegistrationMixin
+from .hook_stages import HookList, StageEntry, live_from
 from .hooks import Hook
 from .loaders import find_resumable_sampler, set_loader_epoch, start_loader_iter
 from .log_buffer import LogBuffer
@@ -78,10 +79,10 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         self._rank, self._world_size = get_dist_info()
         self.timestamp = get_time_str()
         self.mode: str | None = None
-        self._hooks: list[Hook] = []
+        self._hooks: list[Hook] = HookList()
         self._step_context_hooks: list[Hook] = []
-        self._stage_hooks: dict[str, list[Hook]] = {}
-        self._stage_cache_key = -1  # len(self._hooks) the per-stage lists were built for
+        self._stage_table: dict[str, StageEntry] = {}
+        self._stage_version = -1  # the version of ``_hooks`` the table was built for
         self._epoch = 0
         self._iter = 0
         self._inner_iter = 0
@@ -170,13 +171,31 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
     def call_hook(self, fn_name: str) -> None:
         """Call stage ``fn_name`` (e.g. ``'after_train_iter'``) on every hook in order.
 
-        Hooks that do not override the stage are skipped (their base method does nothing);
-        the per-stage lists are rebuilt whenever the hook list changes.
+        What mmcv's loop over ``runner.hooks`` does, without calling the hooks whose method
+        for the stage is :class:`Hook`'s empty one (see ``hook_stages.py``); the table of who
+        is called is rebuilt whenever the hook list changes, also during the stage.
         """
-        if self._stage_cache_key != len(self._hooks):
-            self._rebuild_stage_cache()
-        for hook in self._stage_hooks.get(fn_name, self._hooks):
+        hooks = self._hooks
+        version = getattr(hooks, "version", None)
+        entry = None
+        if version is not None:  # None: a plain list was assigned to ``_hooks``
+            if version != self._stage_version:
+                self._rebuild_stage_table()
+            entry = self._stage_table.get(fn_name)
+            if entry is not None and entry.watched and entry.overridden_since():
+                self._rebuild_stage_table()
+                entry = self._stage_table[fn_name]
+        if entry is None:  # not a standard stage: call every hook, as mmcv does
+            for hook in hooks:
+                getattr(hook, fn_name)(self)
+            return
+        for hook, index in entry.calls:
             getattr(hook, fn_name)(self)
+            if hooks.version != version:
+                # The hook changed the list: go on as a loop over the live list would.
+                for hook in live_from(hooks, index + 1):
+                    getattr(hook, fn_name)(self)
+                return
 
     def _train_step_context(self) -> contextlib.AbstractContextManager:
         """Contexts hooks ask to wrap ``train_step`` in (``Hook.train_step_context(runner)``)."""

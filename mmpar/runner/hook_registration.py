@@ -15,6 +15,7 @@ from typing import Any, Union
 from mmpar.utils.config_args import config_item_context
 from mmpar.utils.registry import config_error_context
 
+from .hook_stages import stage_table
 from .hooks import HOOKS, Hook
 from .priority import Priority, get_priority
 
@@ -24,8 +25,9 @@ HookConfig = Union[dict, Hook, None]
 class HookRegistrationMixin:
     """BaseRunner's hook list: registration by priority, and the ``register_*`` config methods.
 
-    Needs from the runner: ``_hooks`` (the list, in call order), ``_step_context_hooks``,
-    ``_stage_hooks`` and ``_stage_cache_key`` (the per-stage lists ``call_hook`` reads).
+    Needs from the runner: ``_hooks`` (a :class:`HookList`, in call order),
+    ``_step_context_hooks``, ``_stage_table`` and ``_stage_version`` (what ``call_hook`` calls
+    at each stage, and the list version it was built for).
     """
 
     # ``by_epoch`` that register_training_hooks gives the LR, momentum, checkpoint and logger
@@ -50,19 +52,19 @@ class HookRegistrationMixin:
         index = len(self._hooks)
         while index > 0 and self._hooks[index - 1].priority > hook.priority:  # type: ignore
             index -= 1
-        self._hooks.insert(index, hook)
-        self._stage_cache_key = -1
+        self._hooks.insert(index, hook)  # a new version of the list: call_hook sees it
+        self._update_step_context_hooks()
+
+    def _update_step_context_hooks(self) -> None:
         self._step_context_hooks = [
             h for h in self._hooks if callable(getattr(h, "train_step_context", None))
         ]
 
-    def _rebuild_stage_cache(self) -> None:
-        triggered = [(h, set(h.get_triggered_stages()) | set(vars(h))) for h in self._hooks]
-        # ``vars(h)``: stage methods assigned on the instance count as overrides too.
-        self._stage_hooks = {
-            stage: [h for h, stages in triggered if stage in stages] for stage in Hook.stages
-        }
-        self._stage_cache_key = len(self._hooks)
+    def _rebuild_stage_table(self) -> None:
+        """Rebuild what ``call_hook`` calls at each stage for the current hook list."""
+        self._stage_table = stage_table(self._hooks)
+        self._stage_version = self._hooks.version
+        self._update_step_context_hooks()
 
     def get_hook_info(self) -> str:
         """Return a table of which hooks run at each stage, with their priorities."""

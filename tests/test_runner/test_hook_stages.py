@@ -1,0 +1,178 @@
+"""call_hook skips Hook's empty stage methods without changing who is called (hook_stages.py)."""
+
+import copy
+import pickle
+
+from mmpar.runner import Hook
+from mmpar.runner.hook_stages import HookList, calls_stage
+
+
+class Log(Hook):
+    """Records ``(name, stage)`` of every call it gets in a shared list."""
+
+    def __init__(self, name, calls):
+        self.name, self.calls = name, calls
+
+
+class IterOnly(Log):
+    def before_iter(self, runner):
+        self.calls.append((self.name, "before_iter", runner.mode))
+
+
+class TrainIterOnly(Log):
+    def after_train_iter(self, runner):
+        self.calls.append((self.name, "after_train_iter"))
+
+
+class HidesItsStages(TrainIterOnly):
+    """get_triggered_stages is public API a hook may override: it must not decide the calls."""
+
+    def get_triggered_stages(self):
+        return []
+
+
+def _run(runner, make_loader, workflow=(("train", 1),)):
+    loaders = [make_loader(8, 4) for _ in workflow]
+    runner.run(loaders, list(workflow))
+
+
+def test_a_hook_overriding_only_before_iter_is_called_at_train_and_val_iters(
+    make_runner, make_loader
+):
+    calls = []
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(IterOnly("a", calls))
+    _run(runner, make_loader, (("train", 1), ("val", 1)))
+    assert calls == [("a", "before_iter", "train")] * 2 + [("a", "before_iter", "val")] * 2
+
+
+def test_stage_table_skips_only_the_base_no_ops():
+    calls = []
+    iter_only, train_only = IterOnly("a", calls), TrainIterOnly("b", calls)
+    assert calls_stage(iter_only, "before_train_iter") and calls_stage(iter_only, "before_val_iter")
+    assert not calls_stage(iter_only, "after_train_iter")
+    assert not calls_stage(iter_only, "before_run")
+    assert calls_stage(train_only, "after_train_iter")
+    assert not calls_stage(train_only, "after_val_iter")
+    assert calls_stage(Hook(), "a_custom_stage")  # unknown stages: called, as mmcv does
+    assert calls_stage(object(), "before_run")  # not a Hook: called (and fails as in mmcv)
+
+
+def test_overridden_get_triggered_stages_does_not_hide_a_stage(make_runner, make_loader):
+    calls = []
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(HidesItsStages("a", calls))
+    _run(runner, make_loader)
+    assert calls == [("a", "after_train_iter")] * 2
+
+
+def test_a_method_assigned_on_the_instance_is_called(make_runner, make_loader):
+    calls = []
+    before, during = Log("before", calls), Log("during", calls)
+    before.after_train_iter = lambda runner: calls.append(("before", runner.iter))
+    # A generic method on the instance is what Hook's after_val_iter forwards to.
+    before.after_iter = lambda runner: calls.append(("generic", runner.mode))
+
+    class Assigner(Log):
+        def after_train_iter(self, runner):
+            if runner.iter == 0:  # after the table was built and used
+                during.after_train_iter = lambda r: calls.append(("during", r.iter))
+
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(Assigner("x", calls), "HIGHEST")
+    runner.register_hook(before)
+    runner.register_hook(during)
+    _run(runner, make_loader, (("train", 1), ("val", 1)))
+    assert calls == [("before", 0), ("before", 1), ("during", 1)] + [("generic", "val")] * 2
+
+
+def test_a_hook_registered_after_the_table_was_built_is_called(make_runner, make_loader):
+    calls = []
+    late = TrainIterOnly("late", calls)
+
+    class Registers(Log):
+        def after_train_epoch(self, runner):
+            if runner.epoch == 0:
+                runner.register_hook(late)
+
+    runner = make_runner(max_epochs=2)
+    runner.register_hook(TrainIterOnly("early", calls))
+    runner.register_hook(Registers("r", calls))
+    _run(runner, make_loader)
+    assert (
+        calls
+        == [("early", "after_train_iter")] * 2
+        + [
+            ("early", "after_train_iter"),
+            ("late", "after_train_iter"),
+        ]
+        * 2
+    )
+
+
+def test_replacing_a_hook_in_runner_hooks_takes_effect(make_runner, make_loader):
+    # mmaction2's LongShortCycleHook does runner.hooks[index] = new_hook in before_run: the
+    # list keeps its length, the new hook must be called and the old one no longer.
+    calls = []
+
+    class Replacer(Log):
+        def before_run(self, runner):
+            index = next(i for i, h in enumerate(runner.hooks) if getattr(h, "name", "") == "old")
+            runner.hooks[index] = TrainIterOnly("new", calls)
+
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(TrainIterOnly("old", calls), "HIGHEST")
+    runner.register_hook(Replacer("r", calls))
+    _run(runner, make_loader)
+    assert calls == [("new", "after_train_iter")] * 2
+
+
+def test_a_hook_inserted_during_a_stage_is_called_later_in_that_stage(make_runner, make_loader):
+    # As in a loop over the live list: a hook put after the current one runs in the same stage.
+    calls = []
+    added = TrainIterOnly("added", calls)
+
+    class Inserter(TrainIterOnly):
+        def after_train_iter(self, runner):
+            super().after_train_iter(runner)
+            if added not in runner.hooks:
+                runner.hooks.append(added)
+
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(Inserter("ins", calls))
+    _run(runner, make_loader)
+    assert calls == [("ins", "after_train_iter"), ("added", "after_train_iter")] * 2
+
+
+def test_a_plain_list_assigned_to_the_runner_is_called_in_full(make_runner, make_loader):
+    calls = []
+    runner = make_runner(max_epochs=1)
+    hook = IterOnly("a", calls)
+    hook.priority = 50
+    runner._hooks = [hook]
+    _run(runner, make_loader)
+    assert calls == [("a", "before_iter", "train")] * 2
+
+
+def test_hook_list_versions_change_with_every_mutation():
+    hooks = HookList([Hook()])
+    seen = {hooks.version}
+    for change in (
+        lambda h: h.append(Hook()),
+        lambda h: h.insert(0, Hook()),
+        lambda h: h.__setitem__(0, Hook()),
+        lambda h: h.__delitem__(0),
+        lambda h: h.extend([Hook()]),
+        lambda h: h.pop(),
+        lambda h: h.reverse(),
+        lambda h: h.sort(key=id),
+        lambda h: h.__iadd__([Hook()]),
+        lambda h: h.remove(h[0]),
+        lambda h: h.clear(),
+    ):
+        change(hooks)
+        assert hooks.version not in seen
+        seen.add(hooks.version)
+    assert HookList().version not in seen
+    # Copies are plain lists: they never share a version with the runner's list.
+    assert type(copy.deepcopy(hooks)) is list and type(pickle.loads(pickle.dumps(hooks))) is list
