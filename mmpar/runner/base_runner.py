@@ -176,20 +176,26 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         is called is rebuilt whenever the hook list changes, also during the stage.
         """
         hooks = self._hooks
-        version = getattr(hooks, "version", None)
+        try:
+            version = hooks.version
+        except AttributeError:  # a plain list was assigned to ``_hooks``: no table
+            version = None
         entry = None
-        if version is not None:  # None: a plain list was assigned to ``_hooks``
+        if version is not None:
             if version != self._stage_version:
                 self._rebuild_stage_table()
             entry = self._stage_table.get(fn_name)
-            if entry is not None and entry.watched and entry.overridden_since():
-                self._rebuild_stage_table()
-                entry = self._stage_table[fn_name]
-        if entry is None:  # not a standard stage: call every hook, as mmcv does
+        if entry is None:  # not a standard stage (or no table): call every hook, as mmcv does
             for hook in hooks:
                 getattr(hook, fn_name)(self)
             return
-        for hook, index in entry.calls:
+        calls, watched, generic = entry
+        for own in watched:  # skipped hooks given the stage's method on the instance since
+            if fn_name in own or generic in own:
+                self._rebuild_stage_table()
+                calls = self._stage_table[fn_name][0]
+                break
+        for hook, index in calls:
             getattr(hook, fn_name)(self)
             if hooks.version != version:
                 # The hook changed the list: go on as a loop over the live list would.
@@ -217,18 +223,18 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         """
         if self.batch_processor is not None:
             outputs = self.batch_processor(self.model, data_batch, train_mode=train_mode, **kwargs)
-        elif train_mode and self._step_context_hooks:
+        elif not train_mode:
+            outputs = self.model.val_step(data_batch, self.optimizer, **kwargs)
+        elif self._step_context_hooks:
             with self._train_step_context():
                 outputs = self.model.train_step(data_batch, self.optimizer, **kwargs)
-        elif train_mode:  # no context to enter: the common, per-iteration-cheapest path
+        else:  # no context to enter: the common, per-iteration-cheapest path
             outputs = self.model.train_step(data_batch, self.optimizer, **kwargs)
-        else:
-            outputs = self.model.val_step(data_batch, self.optimizer, **kwargs)
-        step = "train_step" if train_mode else "val_step"
-        if not isinstance(outputs, dict):
+        # Exact-type test first: it runs every iteration, and isinstance costs more.
+        if type(outputs) is not dict and not isinstance(outputs, dict):
             raise TypeError(
-                f"{self.model_name}.{step}() must return a dict (loss, log_vars, num_samples), "
-                f"but returned {type(outputs).__name__}"
+                f"{self.model_name}.{self._step_name(train_mode)}() must return a dict (loss, "
+                f"log_vars, num_samples), but returned {type(outputs).__name__}"
             )
         if train_mode and "loss" not in outputs:
             raise KeyError(
@@ -238,11 +244,16 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         if "log_vars" in outputs:
             if "num_samples" not in outputs:
                 raise KeyError(
-                    f'{self.model_name}.{step}() returned log_vars but no "num_samples" (the '
-                    f"batch size used to weight them); its keys are {sorted(outputs)}"
+                    f"{self.model_name}.{self._step_name(train_mode)}() returned log_vars but "
+                    f'no "num_samples" (the batch size used to weight them); its keys are '
+                    f"{sorted(outputs)}"
                 )
             self.log_buffer.update(outputs["log_vars"], outputs["num_samples"])
         self.outputs = outputs
+
+    @staticmethod
+    def _step_name(train_mode: bool) -> str:
+        return "train_step" if train_mode else "val_step"
 
     # ----------------------------------------------------------------------------- the run
     def _run_workflow(

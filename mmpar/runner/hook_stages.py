@@ -98,37 +98,26 @@ def calls_stage(hook: Any, stage: str) -> bool:
     return generic is not None and _overrides(hook, generic, own)
 
 
-class StageEntry:
-    """One stage's dispatch: the hooks to call with their list index, and the skipped ones.
+# One stage's dispatch: (the hooks to call, each with its index in the list; the instance
+# dicts of the skipped hooks, where ``call_hook`` looks for a stage method assigned later;
+# the generic method the stage's base method forwards to).
+StageEntry = tuple[list[tuple[Any, int]], list[dict], str]
 
-    ``watched`` holds the instance dicts of the skipped hooks: a stage method assigned to one
-    of them later (``hook.after_iter = fn``) is seen at the next call of the stage.
-    """
 
-    __slots__ = ("calls", "names", "watched")
-
-    def __init__(self, stage: str, hooks: list) -> None:
-        self.calls: list[tuple[Any, int]] = []
-        self.watched: list[dict] = []
-        for index, hook in enumerate(hooks):
-            if calls_stage(hook, stage):
-                self.calls.append((hook, index))
-            elif hasattr(hook, "__dict__"):
-                self.watched.append(hook.__dict__)
-        self.names = (stage, _FORWARDS.get(stage, stage))
-
-    def overridden_since(self) -> bool:
-        """Whether a skipped hook got the stage's method on the instance since the build."""
-        stage, generic = self.names
-        for own in self.watched:
-            if stage in own or generic in own:
-                return True
-        return False
+def stage_entry(stage: str, hooks: list) -> StageEntry:
+    """The dispatch of ``stage`` for ``hooks`` (see :data:`StageEntry`)."""
+    calls, watched = [], []
+    for index, hook in enumerate(hooks):
+        if calls_stage(hook, stage):
+            calls.append((hook, index))
+        elif hasattr(hook, "__dict__"):
+            watched.append(hook.__dict__)
+    return calls, watched, _FORWARDS.get(stage, stage)
 
 
 def stage_table(hooks: list) -> dict[str, StageEntry]:
     """The dispatch of every standard stage (``Hook.stages``) for ``hooks``."""
-    return {stage: StageEntry(stage, hooks) for stage in Hook.stages}
+    return {stage: stage_entry(stage, hooks) for stage in Hook.stages}
 
 
 def live_from(hooks: list, start: int) -> Iterator:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from math import isfinite
 from typing import Any
 
 import torch
@@ -44,7 +45,8 @@ class NanGuardHook(Hook):
         if "loss" in outputs and not _is_finite(outputs["loss"]):
             bad.append(f"loss={_describe(outputs['loss'])}")
         for name, value in (outputs.get("log_vars") or {}).items():
-            if not _is_finite(value):
+            # Logged values are mostly floats: test those here, without a call.
+            if not (isfinite(value) if type(value) is float else _is_finite(value)):
                 bad.append(f"{name}={_describe(value)}")
         if bad:
             raise FloatingPointError(

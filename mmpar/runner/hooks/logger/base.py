@@ -268,14 +268,11 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         """
         # Cheapest test first: this runs every iteration, and ``end_of_epoch`` measures the
         # loader's length.
-        return self._interval_reached(runner) or (
-            not self.ignore_last and self.end_of_epoch(runner)
-        )
-
-    def _interval_reached(self, runner: Any) -> bool:
         if self.by_epoch:
-            return self.every_n_inner_iters(runner, self.interval)
-        return self.every_n_iters(runner, self.interval)
+            reached = self.every_n_inner_iters(runner, self.interval)
+        else:
+            reached = self.every_n_iters(runner, self.interval)
+        return reached or (not self.ignore_last and self.end_of_epoch(runner))
 
     def after_train_epoch(self, runner: Any) -> None:
         """Log what hooks wrote into the buffer at the epoch end (EvalHook results)."""
