@@ -125,17 +125,19 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
         module = self.module
-        if name != "forward" and not callable(getattr(module, name, None)):
+        fn = module if name == "forward" else getattr(module, name, None)
+        if not callable(fn):
             raise AttributeError(
                 f"{type(module).__name__} has no {name}() method; "
                 f"MMDataParallel.{name} calls the wrapped model's {name}(data_batch, optimizer)"
             )
-        if len(self.device_ids) <= 1:
-            # One device: all chunks run together as one batch.
-            if self.device_ids:
-                self._check_module_device()
-            device = self.device_ids[0] if self.device_ids else -1
-            return self._call(module, name, *self._one_device_inputs(inputs, kwargs, device))
+        device_ids = self.device_ids
+        if not device_ids:  # the CPU: all chunks run together as one batch
+            inputs, kwargs = self._one_device_inputs(inputs, kwargs, -1)
+            return fn(*inputs, **kwargs)
+        if len(device_ids) == 1:  # one GPU: likewise
+            self._check_module_device()
+            return self._call(module, name, *self._one_device_inputs(inputs, kwargs, device_ids[0]))
         self._check_module_device()
         inputs, kwargs = self.scatter(inputs, kwargs, self.device_ids)
         if len(inputs) <= 1:

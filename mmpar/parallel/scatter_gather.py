@@ -217,6 +217,10 @@ def _single_device(target_gpus: Sequence[Device] | None) -> torch.device | None:
     return _dev(target_gpus[0])
 
 
+# What ``_to_one_device`` looks into or moves; anything else is passed as it is.
+_WALKED = (torch.Tensor, DataContainer, dict, tuple, list)
+
+
 def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -> Any:
     """``obj`` as the only copy for ``device``: what the general path gives for one device.
 
@@ -237,6 +241,8 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
         if obj.is_cpu if device is _CPU else obj.device == device:
             return obj
         return _to_device(obj, device)
+    if not isinstance(obj, _WALKED):  # one test for what passes as it is (an optimizer, ...)
+        return obj
     if isinstance(obj, DataContainer):
         chunks = obj.data
         if type(chunks) is not list:
@@ -269,14 +275,20 @@ def _one_device_pair(
     ``target`` is one device, or a list of targets as :func:`scatter` takes them (None when it
     names several); ``merge`` merges the chunks of a DataContainer (see ``_to_one_device``).
     """
-    one = isinstance(target, (list, tuple)) or target is None
-    device = _single_device(target if one else [target])
+    if type(target) is int and target < 0:  # the CPU, as the CPU wrappers ask every step
+        device = _CPU
+    else:
+        one = isinstance(target, (list, tuple)) or target is None
+        device = _single_device(target if one else [target])
     if device is None or not isinstance(inputs, tuple):
         return None
     if kwargs is not None and not isinstance(kwargs, dict):
         return None
     try:
-        return _to_one_device(inputs, device, merge), _to_one_device(kwargs or {}, device, merge)
+        # No keyword inputs (a runner's step): a new empty dict, as the walk would give.
+        return _to_one_device(inputs, device, merge), (
+            _to_one_device(kwargs, device, merge) if kwargs else {}
+        )
     except _NotOneChunk:
         return None
 

@@ -180,14 +180,14 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
             version = hooks.version
         except AttributeError:  # a plain list was assigned to ``_hooks``: no table
             version = None
-        entry = None
-        if version is not None:
-            if version != self._stage_version:
-                self._rebuild_stage_table()
-            entry = self._stage_table.get(fn_name)
-        if entry is None:  # not a standard stage (or no table): call every hook, as mmcv does
-            for hook in hooks:
-                getattr(hook, fn_name)(self)
+        if version != self._stage_version:
+            if version is None:
+                self._call_every_hook(hooks, fn_name)
+                return
+            self._rebuild_stage_table()
+        entry = self._stage_table.get(fn_name)
+        if entry is None:  # not a standard stage: call every hook, as mmcv does
+            self._call_every_hook(hooks, fn_name)
             return
         calls, watched, generic = entry
         for own in watched:  # skipped hooks given the stage's method on the instance since
@@ -202,6 +202,10 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
                 for hook in live_from(hooks, index + 1):
                     getattr(hook, fn_name)(self)
                 return
+
+    def _call_every_hook(self, hooks: list, fn_name: str) -> None:
+        for hook in hooks:
+            getattr(hook, fn_name)(self)
 
     def _train_step_context(self) -> contextlib.AbstractContextManager:
         """Contexts hooks ask to wrap ``train_step`` in (``Hook.train_step_context(runner)``)."""

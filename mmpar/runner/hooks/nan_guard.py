@@ -25,6 +25,22 @@ def _is_finite(value: Any) -> bool:
     return True
 
 
+def _all_finite(outputs: dict) -> bool:
+    """Whether the loss and every logged value are finite (the test of every iteration)."""
+    loss = outputs.get("loss")
+    if loss is not None:
+        if type(loss) is torch.Tensor and loss.numel() == 1:  # the usual scalar loss
+            if not isfinite(loss.item()):
+                return False
+        elif not _is_finite(loss):
+            return False
+    for value in (outputs.get("log_vars") or {}).values():
+        # Logged values are mostly floats: test those without a call.
+        if not (isfinite(value) if type(value) is float else _is_finite(value)):
+            return False
+    return True
+
+
 @HOOKS.register_module()
 class NanGuardHook(Hook):
     """Raise ``FloatingPointError`` when the loss or a logged value is NaN or infinite.
@@ -41,12 +57,13 @@ class NanGuardHook(Hook):
     def after_train_iter(self, runner: Any) -> None:
         """Check ``outputs['loss']`` and every ``outputs['log_vars']`` value."""
         outputs = runner.outputs
+        if _all_finite(outputs):
+            return
         bad = []
         if "loss" in outputs and not _is_finite(outputs["loss"]):
             bad.append(f"loss={_describe(outputs['loss'])}")
         for name, value in (outputs.get("log_vars") or {}).items():
-            # Logged values are mostly floats: test those here, without a call.
-            if not (isfinite(value) if type(value) is float else _is_finite(value)):
+            if not _is_finite(value):
                 bad.append(f"{name}={_describe(value)}")
         if bad:
             raise FloatingPointError(
