@@ -124,7 +124,10 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
         return gather(outputs, output_device, dim=self.dim)
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
-        module = self.module
+        # The registered submodule, read directly (``self.module`` is a call into nn.Module).
+        module = self._modules.get("module")
+        if module is None:
+            module = self.module
         fn = module if name == "forward" else getattr(module, name, None)
         if not callable(fn):
             raise AttributeError(

@@ -232,10 +232,28 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
     """
     cls = type(obj)
     # Exact types first (the common case, and cheaper than isinstance), subclasses below.
+    # In lists and tuples, CPU tensors bound for the CPU (a CPU step's batch) are passed
+    # here without a call.
     if cls is list:
-        return [_to_one_device(o, device, merge) for o in obj] if obj else obj
+        if not obj:
+            return obj
+        cpu = device is _CPU
+        return [
+            o if cpu and type(o) is torch.Tensor and o.is_cpu else _to_one_device(o, device, merge)
+            for o in obj
+        ]
     if cls is tuple:
-        return tuple([_to_one_device(o, device, merge) for o in obj]) if obj else obj
+        if not obj:
+            return obj
+        cpu = device is _CPU
+        return tuple(
+            [
+                o
+                if cpu and type(o) is torch.Tensor and o.is_cpu
+                else _to_one_device(o, device, merge)
+                for o in obj
+            ]
+        )
     if isinstance(obj, torch.Tensor):
         # ``is_cpu`` needs no device object: the CPU target's check costs a third.
         if obj.is_cpu if device is _CPU else obj.device == device:
