@@ -54,12 +54,13 @@ class LogBuffer:
             # Called several times per iteration: floats (the common case) skip the hasattr.
             if type(var) is not float and hasattr(var, "item"):  # tensors, numpy scalars
                 var = var.item()
-            if key in val_history:
+            try:  # (several calls per iteration: one lookup for keys already seen)
                 val_history[key].append(var)
-                n_history[key].append(count)
-            else:
+            except KeyError:
                 val_history[key] = [var]
                 n_history[key] = [count]
+            else:
+                n_history[key].append(count)
 
     def average(self, n: int = 0) -> None:
         """Average the last ``n`` values of every key (all of them when ``n <= 0``) into output.
