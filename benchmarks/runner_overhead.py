@@ -14,6 +14,11 @@ and must end with identical weights. Run:
 
     .venv/bin/python benchmarks/runner_overhead.py [--repeats 7] [--epochs 20] [--preemption]
                                                    [--no-wrapper] [--model {linear,mlp}]
+                                                   [--bytecodes]
+
+``--bytecodes`` instead counts the Python bytecodes each iteration executes (``sys.settrace``
+opcode events over 2 epochs): in mmpar, by function, and in all code, runner minus hand loop.
+Unlike times, the counts do not depend on the machine's load.
 
 ``--preemption`` also registers a PreemptionHook (as ``tools/train.py`` does): its
 per-iteration check (read a flag, single process) is then part of the runner's figures.
@@ -24,9 +29,11 @@ per-iteration check (read a flag, single process) is then part of the runner's f
 from __future__ import annotations
 
 import argparse
+import collections
 import logging
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -160,6 +167,58 @@ def assert_same_weights(a: nn.Module, b: nn.Module) -> None:
         assert torch.equal(x, y), f"{name} differs: the loops did not run the same steps"
 
 
+class _OpcodeCounter:
+    """Count executed bytecodes per ``(file name, function)`` while installed."""
+
+    def __init__(self) -> None:
+        self.counts: collections.Counter = collections.Counter()
+
+    def __call__(self, frame, event, arg):  # noqa: ANN001, ANN204 (sys.settrace signature)
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            code = frame.f_code
+            self.counts[(code.co_filename, code.co_name)] += 1
+        return self
+
+
+class _TraceEpochs(Hook):
+    """Trace the runner's epochs 1 and 2 (from the start of one to the start of the next)."""
+
+    def __init__(self, counter: _OpcodeCounter) -> None:
+        self.counter = counter
+
+    def before_train_epoch(self, runner) -> None:
+        """Start tracing at epoch 1, stop at epoch 3."""
+        if runner.epoch == 1:
+            sys.settrace(self.counter)
+        elif runner.epoch == 3:
+            sys.settrace(None)
+
+
+def count_bytecodes(work_dir: Path) -> None:
+    """Print the bytecodes per iteration of the runner (mmpar's, by function) and the hand loop."""
+    iters = 2 * ITERS_PER_EPOCH
+    runner_counter, hand_counter = _OpcodeCounter(), _OpcodeCounter()
+    runner_loop(4, work_dir, _TraceEpochs(runner_counter))
+    model, optimizer, loader = make_setup()
+    hand_epoch(model, optimizer, loader)
+    sys.settrace(hand_counter)
+    for _ in range(2):
+        hand_epoch(model, optimizer, loader)
+    sys.settrace(None)
+    in_mmpar = {
+        key: n for key, n in runner_counter.counts.items() if f"{os.sep}mmpar{os.sep}" in key[0]
+    }
+    for (path, name), n in sorted(in_mmpar.items(), key=lambda item: -item[1])[:20]:
+        print(f"{n / iters:8.1f}  {Path(path).name}:{name}")
+    runner_all, hand_all = sum(runner_counter.counts.values()), sum(hand_counter.counts.values())
+    print(
+        f"bytecodes per iteration: {sum(in_mmpar.values()) / iters:.0f} in mmpar; all code: "
+        f"runner {runner_all / iters:.0f}, hand loop {hand_all / iters:.0f}, difference "
+        f"{(runner_all - hand_all) / iters:.0f}"
+    )
+
+
 def main() -> None:
     """Measure and print the ratios."""
     global PREEMPTION, WRAPPER, MODEL
@@ -171,11 +230,18 @@ def main() -> None:
     parser.add_argument(
         "--no-wrapper", action="store_true", help="no MMDataParallel around the runner's model"
     )
+    parser.add_argument(
+        "--bytecodes", action="store_true", help="count bytecodes per iteration instead of timing"
+    )
     args = parser.parse_args()
     MODEL = args.model
     PREEMPTION = args.preemption
     WRAPPER = not args.no_wrapper
     torch.set_num_threads(1)
+    if args.bytecodes:
+        with tempfile.TemporaryDirectory() as tmp:
+            count_bytecodes(Path(tmp))
+        return
     load_before = os.getloadavg()[0]
     epoch_ratios, cpu_ratios, hand_epoch_s, runner_epoch_s = [], [], [], []
     whole_ratios, fixed = [], []
