@@ -1,0 +1,172 @@
+"""Fixtures of the real-client tests: released mmcv 1.x projects, downloaded and run unchanged.
+
+The packages come from the registry inside the test session (``pip download --no-deps`` into
+pytest's temporary directory, unpacked there) and are never copied into this repository. They
+run in subprocesses through the zero-edit mode (``python -m mmpar.as_mmcv``), with the unpacked
+package first on ``PYTHONPATH``. pytest runs with ``--import-mode=importlib``, so test modules
+get the helpers through the ``clients`` fixture instead of importing this file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+# The last mmcv-1.x release of each project. Their wheels carry the tools and configs too
+# (under ``<package>/.mim/``), so no sdist is needed.
+RELEASES = {
+    "mmcls": ("mmcls", "0.25.0"),
+    "mmaction2": ("mmaction", "0.24.1"),
+    "mmpose": ("mmpose", "0.29.0"),
+}
+
+
+def client_env(*pythonpath, **extra):
+    """Environment of a client process: its package dirs first, one math thread, no colours."""
+    env = dict(os.environ)
+    paths = [str(p) for p in pythonpath] + [str(REPO)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env.update(
+        PYTHONPATH=os.pathsep.join(paths),
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        PYTHONUNBUFFERED="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        NO_COLOR="1",
+    )
+    env.update(extra)
+    return env
+
+
+def run(cmd, *, env, cwd, timeout=300):
+    """Run ``cmd``; on failure raise with the tail of its output (the test's evidence)."""
+    proc = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(map(str, cmd))}\nexited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
+        )
+    return proc
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(nproc, *args):
+    """``python -m torch.distributed.run`` arguments for ``nproc`` local processes."""
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc_per_node={nproc}",
+        "--nnodes=1",
+        "--master_addr=127.0.0.1",
+        f"--master_port={free_port()}",
+        *args,
+    ]
+
+
+def as_mmcv(*args):
+    """Arguments running ``args`` (a script or ``-m module``) through the zero-edit mode."""
+    return ["-m", "mmpar.as_mmcv", *args]
+
+
+@pytest.fixture(scope="session")
+def downloads(tmp_path_factory):
+    """``{project: unpacked wheel dir}``: one ``pip download --no-deps`` per project per session."""
+    cache = tmp_path_factory.mktemp("client_packages")
+    specs = [f"{name}=={version}" for name, (_, version) in RELEASES.items()]
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+         "--disable-pip-version-check", "--dest", str(cache), *specs],
+        check=True, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    unpacked = {}
+    for name, (package, version) in RELEASES.items():
+        (wheel,) = cache.glob(f"{name}-{version}-*.whl")
+        target = cache / f"{name}-{version}"
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(target)
+        assert (target / package / "__init__.py").is_file()
+        unpacked[name] = target
+    return unpacked
+
+
+def write_cifar_digits(root: Path, n_train: int = 1000, n_test: int = 300, seed: int = 0) -> dict:
+    """Write scikit-learn's digits as CIFAR-10's python batches under ``root``.
+
+    The layout is the real one (``cifar-10-batches-py/data_batch_1..5``, ``test_batch``,
+    ``batches.meta``: pickled dicts with ``data`` as uint8 rows of 3x32x32 in CHW order,
+    ``labels`` and ``label_names``). The 8x8 digits are upscaled 4x by pixel repetition to
+    32x32, scaled from 0..16 to 0..255 and repeated over 3 channels. Returns ``{file: md5}``.
+    """
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    order = np.random.default_rng(seed).permutation(len(digits.target))[: n_train + n_test]
+    imgs = digits.images[order] * (255.0 / 16.0)
+    imgs = imgs.repeat(4, axis=1).repeat(4, axis=2).round().astype(np.uint8)
+    rows = np.repeat(imgs[:, None], 3, axis=1).reshape(len(order), 3 * 32 * 32)
+    labels = digits.target[order].tolist()
+    folder = root / "cifar-10-batches-py"
+    folder.mkdir(parents=True)
+    batches = {f"data_batch_{i + 1}": part for i, part in enumerate(np.array_split(
+        np.arange(n_train), 5))}  # fmt: skip
+    batches["test_batch"] = np.arange(n_train, n_train + n_test)
+    md5 = {}
+    for name, idx in batches.items():
+        entry = {"batch_label": name, "data": rows[idx], "labels": [labels[i] for i in idx]}
+        md5[name] = _dump(folder / name, entry)
+    md5["batches.meta"] = _dump(
+        folder / "batches.meta", {"label_names": [str(d) for d in range(10)], "num_vis": 3072}
+    )
+    (folder / "md5sums.json").write_text(json.dumps(md5, indent=1))
+    return md5
+
+
+def _dump(path: Path, obj) -> str:
+    data = pickle.dumps(obj, protocol=2)
+    path.write_bytes(data)
+    return hashlib.md5(data).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def cifar_digits(tmp_path_factory):
+    """The CIFAR-format digits data, written once per session; its ``data_prefix``."""
+    root = tmp_path_factory.mktemp("cifar_digits")
+    write_cifar_digits(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def clients():
+    """The helpers above, for test modules (which cannot import this conftest)."""
+    return SimpleNamespace(
+        REPO=REPO,
+        PLUGINS=HERE / "plugins",
+        client_env=client_env,
+        run=run,
+        torchrun=torchrun,
+        as_mmcv=as_mmcv,
+        write_cifar_digits=write_cifar_digits,
+    )
