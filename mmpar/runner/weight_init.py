@@ -48,9 +48,17 @@ __all__ = [
     "UnknownInitTypeError",
     "apply_init_cfg",
     "bias_init_with_prob",
+    "caffe2_xavier_init",
+    "constant_init",
     "initialize",
+    "kaiming_init",
     "load_pretrained",
+    "normal_init",
+    "trunc_normal_",
+    "trunc_normal_init",
+    "uniform_init",
     "update_init_info",
+    "xavier_init",
 ]
 
 _LOGGER = "mmpar"  # the logger name every mmpar component logs to
@@ -132,6 +140,93 @@ _INIT_TYPES = (*_FILLS, "Pretrained")
 def bias_init_with_prob(prior_prob: float) -> float:
     """Bias whose sigmoid is ``prior_prob``: ``-log((1 - p) / p)`` (focal-loss style heads)."""
     return float(-math.log((1 - prior_prob) / prior_prob))
+
+
+def _fill_module(module: nn.Module, fill: Callable[..., None], bias: float, **args: Any) -> None:
+    """Fill ``module.weight`` with ``fill(weight, **args)`` and ``module.bias`` with ``bias``.
+
+    The one place a module's weight and bias are set: the ``init_cfg`` initialisers and the
+    ``*_init`` functions below all come here. A missing or None weight/bias is skipped.
+    """
+    weight, bias_param = getattr(module, "weight", None), getattr(module, "bias", None)
+    if isinstance(weight, torch.Tensor):
+        fill(weight, **args)
+    if isinstance(bias_param, torch.Tensor):
+        nn.init.constant_(bias_param, bias)
+
+
+# ---------------------------------------------- mmcv's module initialisers (mmcv.cnn names)
+def constant_init(module: nn.Module, val: float, bias: float = 0) -> None:
+    """Set ``module.weight`` to ``val`` and ``module.bias`` to ``bias`` (absent ones skipped)."""
+    _fill_module(module, _constant, bias, val=val)
+
+
+def xavier_init(
+    module: nn.Module, gain: float = 1, bias: float = 0, distribution: str = "normal"
+) -> None:
+    """Xavier-fill ``module.weight`` (``'normal'`` or ``'uniform'``) and set its bias.
+
+    Raises:
+        AssertionError: ``distribution`` is neither (also a ValueError).
+    """
+    _check_distribution(distribution)
+    _fill_module(module, _xavier, bias, gain=gain, distribution=distribution)
+
+
+def normal_init(module: nn.Module, mean: float = 0, std: float = 1, bias: float = 0) -> None:
+    """Fill ``module.weight`` from N(mean, std²) and set its bias to ``bias``."""
+    _fill_module(module, _normal, bias, mean=mean, std=std)
+
+
+def trunc_normal_init(
+    module: nn.Module,
+    mean: float = 0,
+    std: float = 1,
+    a: float = -2,
+    b: float = 2,
+    bias: float = 0,
+) -> None:
+    """Fill ``module.weight`` from N(mean, std²) cut to ``[a, b]`` and set its bias."""
+    _fill_module(module, _trunc_normal, bias, mean=mean, std=std, a=a, b=b)
+
+
+def uniform_init(module: nn.Module, a: float = 0, b: float = 1, bias: float = 0) -> None:
+    """Fill ``module.weight`` from U(a, b) and set its bias to ``bias``."""
+    _fill_module(module, _uniform, bias, a=a, b=b)
+
+
+def kaiming_init(
+    module: nn.Module,
+    a: float = 0,
+    mode: str = "fan_out",
+    nonlinearity: str = "relu",
+    bias: float = 0,
+    distribution: str = "normal",
+) -> None:
+    """Kaiming-fill ``module.weight`` (He et al.) and set its bias to ``bias``.
+
+    Raises:
+        AssertionError: ``distribution`` is not ``'normal'`` or ``'uniform'`` (also a ValueError).
+    """
+    _check_distribution(distribution)
+    _fill_module(
+        module, _kaiming, bias, a=a, mode=mode, nonlinearity=nonlinearity, distribution=distribution
+    )
+
+
+def caffe2_xavier_init(module: nn.Module, bias: float = 0) -> None:
+    """Caffe2's ``XavierFill`` on ``module.weight`` and ``bias`` on its bias."""
+    _fill_module(module, _caffe2_xavier, bias)
+
+
+def trunc_normal_(
+    tensor: torch.Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0
+) -> torch.Tensor:
+    """Fill ``tensor`` in place from N(mean, std²) truncated to ``[a, b]``; return it.
+
+    torch's ``nn.init.trunc_normal_`` (the same inverse-CDF method mmcv copied from it).
+    """
+    return nn.init.trunc_normal_(tensor, mean, std, a, b)
 
 
 # ---------------------------------------------------------------- init-info bookkeeping
@@ -220,11 +315,7 @@ class _Initializer:
         return f"{self.kind}Init: {args + ', ' if args else ''}bias={self.bias}"
 
     def init_module(self, module: nn.Module) -> None:
-        weight, bias = getattr(module, "weight", None), getattr(module, "bias", None)
-        if isinstance(weight, torch.Tensor):
-            self.fill(weight, **self.args)
-        if isinstance(bias, torch.Tensor):
-            nn.init.constant_(bias, self.bias)
+        _fill_module(module, self.fill, self.bias, **self.args)
 
     def __call__(self, module: nn.Module, whole: bool = False) -> None:
         """Initialise the matching sub-modules of ``module`` (all of them when ``whole``)."""
