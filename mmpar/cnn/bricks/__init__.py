@@ -34,6 +34,20 @@ from .registry import (
 )
 from .scale import Scale
 from .swish import Swish
+from .transformer import (
+    FFN,
+    AdaptivePadding,
+    BaseTransformerLayer,
+    MultiheadAttention,
+    PatchEmbed,
+    PatchMerging,
+    TransformerLayerSequence,
+    build_attention,
+    build_feedforward_network,
+    build_positional_encoding,
+    build_transformer_layer,
+    build_transformer_layer_sequence,
+)
 from .upsample import PixelShufflePack, build_upsample_layer
 from .wrappers import (
     Conv2d,
@@ -45,14 +59,13 @@ from .wrappers import (
     MaxPool3d,
 )
 
-# --- transformer.py (branch cnn_rest) adds its import line here ---
-
 __all__ = [
     "ACTIVATION_LAYERS",
     "ATTENTION",
     "CONV_LAYERS",
     "DROPOUT_LAYERS",
     "FEEDFORWARD_NETWORK",
+    "FFN",
     "NORM_LAYERS",
     "PADDING_LAYERS",
     "PLUGIN_LAYERS",
@@ -60,6 +73,8 @@ __all__ = [
     "TRANSFORMER_LAYER",
     "TRANSFORMER_LAYER_SEQUENCE",
     "UPSAMPLE_LAYERS",
+    "AdaptivePadding",
+    "BaseTransformerLayer",
     "ContextBlock",
     "Conv2d",
     "Conv2dAdaptivePadding",
@@ -78,18 +93,27 @@ __all__ = [
     "Linear",
     "MaxPool2d",
     "MaxPool3d",
+    "MultiheadAttention",
     "NonLocal1d",
     "NonLocal2d",
     "NonLocal3d",
+    "PatchEmbed",
+    "PatchMerging",
     "PixelShufflePack",
     "Scale",
     "Swish",
+    "TransformerLayerSequence",
     "build_activation_layer",
+    "build_attention",
     "build_conv_layer",
     "build_dropout",
+    "build_feedforward_network",
     "build_norm_layer",
     "build_padding_layer",
     "build_plugin_layer",
+    "build_positional_encoding",
+    "build_transformer_layer",
+    "build_transformer_layer_sequence",
     "build_upsample_layer",
     "conv_ws_2d",
     "is_norm",
