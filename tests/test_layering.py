@@ -21,6 +21,9 @@ LAYERS = {
     "utils": 1,
     "fileio": 1,
     "parallel": 2,
+    # mmcv.device's wrappers subclass parallel's and its scatter handles DataContainer, so the
+    # package sits at parallel's layer, not with utils (nothing below needs get_device).
+    "device": 2,
     "runner": 3,
     "engine": 3,  # the test loops, beside the runner as in mmcv
     "datasets": 4,
