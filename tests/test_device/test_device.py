@@ -9,9 +9,8 @@ import torch
 from torch import nn
 
 import mmpar.device._unsupported as unsupported
-from mmpar.device import get_device, mps, scatter, scatter_kwargs
+from mmpar.device import BackendNotSupportedError, get_device, mps, scatter, scatter_kwargs
 from mmpar.device import utils as device_utils
-from mmpar.device._unsupported import BackendNotSupportedError
 from mmpar.device.ipu import (
     IPUBaseRunner,
     IPUDataLoader,
@@ -120,6 +119,20 @@ def test_mps_data_parallel_is_an_mmdataparallel_on_mps(mps_wrapper):
     assert mps_wrapper.device_ids == [0]
     assert mps_wrapper.src_device_obj == torch.device("mps", 0)
     assert mps_wrapper.dim == 0
+
+
+def test_mps_data_parallel_takes_mmdataparallels_arguments(monkeypatch):
+    monkeypatch.setattr(device_type, "is_mps_available", lambda: True)
+    model = _Model()
+    # mmcls: mps.MPSDataParallel(model.to('mps'), dim=dim, *args, **kwargs)
+    assert mps.MPSDataParallel(model, [0], None, dim=1).dim == 1
+    assert mps.MPSDataParallel(module=model, output_device=0).module is model
+    with pytest.raises(TypeError, match="missing the module"):
+        mps.MPSDataParallel(dim=0)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        mps.MPSDataParallel(model, find_unused_parameters=True)
+    with pytest.raises(TypeError):
+        mps.MPSDataParallel(model, device_ids=[0], module=model)
 
 
 def test_mps_data_parallel_copies_the_batch_to_mps(monkeypatch, mps_wrapper):
