@@ -6,6 +6,10 @@ As in mmcv 1.x, the package root carries the names of ``mmpar.fileio`` and ``mmp
 (``mmpar.imread``, ``mmpar.imshow``, ``mmpar.VideoReader``, ``mmpar.quantize``, ...). Names
 that need torch or OpenCV are looked up on first access (``__getattr__``), so ``import mmpar``
 stays free of torch, numpy and cv2.
+
+``mmpar.mmcv_version`` is the mmcv 1.x version mmpar stands in for (what ``mmcv.__version__``
+reports in the zero-edit mode, and what the port tool puts where code read ``mmcv.__version__``);
+``mmpar.__version__`` is mmpar's own.
 """
 
 from typing import Any
@@ -14,8 +18,9 @@ from . import fileio, utils
 from .fileio import *  # noqa: F403
 from .utils import *  # noqa: F403
 from .version import __version__ as __version__
+from .version import mmcv_version as mmcv_version
 
-__all__ = sorted({*fileio.__all__, *utils.__all__, "__version__"})
+__all__ = sorted({*fileio.__all__, *utils.__all__, "__version__", "mmcv_version"})
 
 # mmcv's top-level names from its OpenCV/numpy subpackages, imported on first access. The test
 # tests/test_image/test_package.py checks that these lists equal each subpackage's __all__.

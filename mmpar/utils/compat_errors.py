@@ -27,7 +27,14 @@ class CheckTypeError(TypeError, AssertionError):
 
 
 class NotProvidedError(ImportError):
-    """An mmcv 1.x name that mmpar deliberately does not provide."""
+    """An mmcv 1.x name that mmpar deliberately does not provide.
+
+    Attributes:
+        reason (str): What to use instead (a value of :data:`NOT_PROVIDED` or
+            :data:`MODULES_NOT_PROVIDED`); empty when unknown.
+    """
+
+    reason: str = ""
 
 
 _USE_TORCH_EXTENSIONS = (
@@ -49,6 +56,18 @@ NOT_PROVIDED: dict[str, str] = {
     ),
 }
 
+#: mmcv 1.x subpackages (below ``mmcv``) that mmpar does not have, with what to use instead.
+MODULES_NOT_PROVIDED: dict[str, str] = {
+    "ops": (
+        "not yet: it is planned next; meanwhile use torchvision.ops: nms, batched_nms, "
+        "roi_align, roi_pool, deform_conv2d, sigmoid_focal_loss"
+    ),
+    "onnx": "use torch.onnx",
+    "tensorrt": "use Torch-TensorRT (torch_tensorrt)",
+    "arraymisc": "use numpy (quantize: numpy.digitize / numpy.clip)",
+    "video": "use torchvision.io.read_video or PyAV",
+}
+
 
 def not_provided(module: str, name: str) -> NotProvidedError:
     """Return the error for an attribute ``name`` of ``module`` that mmpar leaves out.
@@ -64,8 +83,10 @@ def not_provided(module: str, name: str) -> NotProvidedError:
     Returns:
         The error to raise.
     """
-    return NotProvidedError(
+    err = NotProvidedError(
         f"{module}.{name} (mmcv{module[len('mmpar') :]}.{name}) is not provided: "
         f"{NOT_PROVIDED[name]}.",
         name=name,
     )
+    err.reason = NOT_PROVIDED[name]
+    return err

@@ -1,0 +1,314 @@
+"""The zero-edit mode (``python -m mmpar.as_mmcv``, ``import mmpar.as_mmcv``), each case in a
+fresh interpreter: what ``import mmcv`` gives, versions, refusals, argv, and torchrun."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "MMPAR_MMCV_VERSION"}
+    env.update(PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    env.update(extra)
+    return env
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _run(args, cwd, timeout=120, **env):
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        env=_env(**env),
+    )  # fmt: skip
+
+
+PROBE = """
+    import json, sys
+    import mmcv
+    import mmcv.runner.hooks
+    from mmcv.runner import EpochBasedRunner
+    from mmcv.parallel import MMDataParallel
+    from mmcv.utils import Registry
+    from mmcv import Config, digit_version
+    import mmpar, mmpar.runner, mmpar.parallel
+
+    print(json.dumps({
+        "mmcv_version": mmcv.__version__,
+        "mmcv_version_module": mmcv.version.__version__,
+        "version_info": list(mmcv.version.version_info),
+        "top_version_info": list(mmcv.version_info),
+        "mmpar_version": mmpar.__version__,
+        "mmpar_mmcv_version": mmpar.mmcv_version,
+        "same_modules": [
+            sys.modules["mmcv.runner"] is sys.modules["mmpar.runner"],
+            sys.modules["mmcv.runner.hooks"] is mmpar.runner.hooks,
+            mmcv.parallel is mmpar.parallel,
+            EpochBasedRunner is mmpar.runner.EpochBasedRunner,
+            MMDataParallel is mmpar.parallel.MMDataParallel,
+            Registry is mmpar.utils.Registry,
+            Config is mmpar.Config,
+        ],
+        "top_is_own_module": mmcv is not mmpar,
+        "runner_module_name": EpochBasedRunner.__module__,
+        "file": mmcv.__file__,
+        "path": list(mmcv.__path__),
+        "check": digit_version("1.4.2") <= digit_version(mmcv.__version__)
+        <= digit_version("1.7.0"),
+        "argv": sys.argv,
+        "path0": sys.path[0],
+        "name": __name__,
+    }))
+"""
+
+
+def _probe(proc):
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_launcher_serves_mmcv_from_mmpar(tmp_path):
+    script = _write(tmp_path / "proj" / "tools" / "train.py", PROBE)
+    args = ["-m", "mmpar.as_mmcv", "proj/tools/train.py", "cfg.py", "--x", "1"]
+    out = _probe(_run(args, tmp_path))
+    assert out["same_modules"] == [True] * 7 and out["top_is_own_module"]
+    assert out["runner_module_name"].startswith("mmpar.runner")
+    assert out["mmcv_version"] == out["mmcv_version_module"] == out["mmpar_mmcv_version"] == "1.7.0"
+    assert out["version_info"] == out["top_version_info"] == [1, 7, 0]
+    assert out["mmpar_version"] != "1.7.0" and out["check"]
+    import mmpar
+
+    assert out["file"] == mmpar.__file__ and out["path"] == list(mmpar.__path__)
+    # As `python proj/tools/train.py cfg.py --x 1` would have it.
+    assert out["argv"] == ["proj/tools/train.py", "cfg.py", "--x", "1"]
+    assert out["path0"] == str(script.parent) and out["name"] == "__main__"
+
+
+def test_the_reported_version_can_be_overridden(tmp_path):
+    _write(tmp_path / "probe.py", PROBE)
+    out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path, MMPAR_MMCV_VERSION="1.6.2"))
+    assert out["mmcv_version"] == out["mmpar_mmcv_version"] == "1.6.2"
+    assert out["version_info"] == [1, 6, 2] and out["mmpar_version"] != "1.6.2"
+    bad = _run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path, MMPAR_MMCV_VERSION="latest")
+    assert bad.returncode != 0
+    assert "MMPAR_MMCV_VERSION='latest' is not a version number" in bad.stderr
+
+
+def test_one_line_import_switches_the_mode_on(tmp_path):
+    _write(tmp_path / "train.py", "import mmpar.as_mmcv  # noqa\n" + textwrap.dedent(PROBE))
+    out = _probe(_run(["train.py", "a"], tmp_path))
+    assert out["same_modules"] == [True] * 7 and out["mmcv_version"] == "1.7.0"
+    assert out["argv"] == ["train.py", "a"]
+
+
+def test_missing_names_fail_as_imports_do(tmp_path):
+    _write(
+        tmp_path / "probe.py",
+        """
+        import json
+        import mmcv
+
+        out = {}
+        try:
+            import mmcv.ops
+        except ModuleNotFoundError as err:
+            out["ops"] = [err.name, str(err)]
+        try:  # the fallback pattern of downstream projects
+            from mmcv.ops import nms
+        except ImportError:
+            nms = None
+        out["fallback"] = nms is None
+        try:
+            import mmcv.no_such_module
+        except ModuleNotFoundError as err:
+            out["missing"] = [err.name, str(err)]
+        try:
+            from mmcv.runner import NoSuchName
+        except ImportError as err:
+            out["name"] = str(err)
+        try:
+            mmcv.no_such_attribute
+        except AttributeError as err:
+            out["attr"] = str(err)
+        print(json.dumps(out))
+        """,
+    )
+    out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path))
+    assert out["ops"][0] == "mmcv.ops"
+    assert "mmcv.ops is not provided by mmpar (not yet" in out["ops"][1]
+    assert out["fallback"]
+    assert out["missing"][0] == "mmcv.no_such_module"
+    assert "mmpar.no_such_module" in out["missing"][1]
+    assert "cannot import name 'NoSuchName'" in out["name"]
+    assert "no_such_attribute" in out["attr"]
+
+
+def _fake_real_mmcv(root: Path) -> Path:
+    return _write(root / "site" / "mmcv" / "__init__.py", "__version__ = '1.7.2'\nREAL = True\n")
+
+
+def test_an_already_imported_real_mmcv_stops_the_mode(tmp_path):
+    fake = _fake_real_mmcv(tmp_path)
+    _write(tmp_path / "train.py", "import mmcv\nimport mmpar.as_mmcv\n")
+    proc = _run(["train.py"], tmp_path, PYTHONPATH=f"{REPO}{os.pathsep}{tmp_path / 'site'}")
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: a real mmcv is already imported (")
+    assert str(fake) in last and "import mmpar.as_mmcv` the first import" in last
+
+
+def test_a_merely_installed_real_mmcv_is_not_used(tmp_path):
+    _fake_real_mmcv(tmp_path)
+    _write(tmp_path / "probe.py", "import mmcv\nprint(hasattr(mmcv, 'REAL'), mmcv.__file__)\n")
+    proc = _run(
+        ["-m", "mmpar.as_mmcv", "probe.py"], tmp_path,
+        PYTHONPATH=f"{tmp_path / 'site'}{os.pathsep}{REPO}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    import mmpar
+
+    assert proc.stdout.split() == ["False", mmpar.__file__]
+
+
+def test_module_mode_runs_a_package_module_with_its_arguments(tmp_path):
+    _write(tmp_path / "pkg" / "__init__.py", "")
+    _write(
+        tmp_path / "pkg" / "cli.py",
+        """
+        import json, sys
+        import mmcv.runner
+
+        print(json.dumps([__name__, sys.argv[1:], mmcv.__version__, sys.argv[0]]))
+        """,
+    )
+    proc = _run(["-m", "mmpar.as_mmcv", "-m", "pkg.cli", "--epochs", "2"], tmp_path)
+    name, args, version, argv0 = _probe(proc)
+    assert (name, args, version) == ("__main__", ["--epochs", "2"], "1.7.0")
+    assert argv0 == str(tmp_path / "pkg" / "cli.py")
+
+
+def test_bad_command_lines_get_one_line_and_exit_2(tmp_path):
+    for args, expected in (
+        ([], "usage: python -m mmpar.as_mmcv script.py"),
+        (["missing.py"], "error: FileNotFoundError: no such script: missing.py"),
+        (["-m"], "error: -m needs a module name"),
+    ):
+        proc = _run(["-m", "mmpar.as_mmcv", *args], tmp_path)
+        assert proc.returncode == 2 and proc.stderr.startswith(expected), (args, proc.stderr)
+
+
+def test_pickles_name_one_class_under_both_spellings(tmp_path):
+    # A pickle written by real mmcv names its class mmcv.parallel.data_container.DataContainer.
+    from mmpar.parallel import DataContainer
+
+    mmcv_pickle = pickle.dumps(DataContainer([1, 2], cpu_only=True), protocol=2).replace(
+        b"mmpar.parallel.data_container", b"mmcv.parallel.data_container"
+    )
+    assert b"mmcv.parallel.data_container" in mmcv_pickle
+    (tmp_path / "mmcv.pkl").write_bytes(mmcv_pickle)
+    _write(
+        tmp_path / "probe.py",
+        """
+        import json, pickle
+        from mmcv.parallel import DataContainer
+        from mmcv.runner import LogBuffer
+
+        old = pickle.loads(open("mmcv.pkl", "rb").read())
+        buf = LogBuffer()
+        buf.update({"loss": 1.0})
+        new = pickle.loads(pickle.dumps(buf))
+        print(json.dumps([type(old) is DataContainer, old.data, old.cpu_only,
+                          type(new).__module__, dict(new.val_history)]))
+        """,
+    )
+    out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path))
+    assert out == [True, [1, 2], True, "mmpar.runner.log_buffer", {"loss": [1.0]}]
+
+
+@pytest.mark.slow
+def test_torchrun_starts_every_worker_through_the_launcher(tmp_path):
+    _write(
+        tmp_path / "dist_probe.py",
+        """
+        import json, sys
+        import torch
+        import torch.distributed as dist
+        from mmcv.runner import get_dist_info, init_dist
+        import mmcv
+
+        init_dist("pytorch", backend="gloo")
+        rank, world_size = get_dist_info()
+        total = torch.tensor([rank + 1.0])
+        dist.all_reduce(total)
+        out = dict(rank=rank, world_size=world_size, total=total.item(),
+                   version=mmcv.__version__, argv=sys.argv[1:])
+        with open(f"rank{rank}.json", "w") as f:
+            json.dump(out, f)
+        dist.destroy_process_group()
+        """,
+    )
+    cmd = [
+        "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=0",
+        "--rdzv_backend=c10d", "--rdzv_endpoint=localhost:0",
+        "-m", "mmpar.as_mmcv", "dist_probe.py", "--launcher", "pytorch",
+    ]  # fmt: skip
+    proc = _run(cmd, tmp_path, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for rank in range(2):
+        out = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        assert out == dict(
+            rank=rank, world_size=2, total=3.0, version="1.7.0", argv=["--launcher", "pytorch"]
+        )
+
+
+def test_spawn_and_forkserver_children_start_with_the_mode_on(tmp_path):
+    # Such children import the parent's __main__ again before anything else; the launcher's
+    # __main__ names mmpar.as_mmcv, so they go through it. (Forked children inherit the mode.)
+    _write(
+        tmp_path / "spawner.py",
+        """
+        import json, sys
+        import multiprocessing as mp
+        import mmcv
+        import mmcv.fileio
+
+        import mmpar.fileio
+
+
+        class Payload:  # pickled by reference as __main__.Payload
+            pass
+
+
+        def child(queue, payload):
+            queue.put([mmcv.__version__, mmcv.fileio is mmpar.fileio,
+                       type(payload).__name__, __name__])
+
+
+        if __name__ == "__main__":
+            out = {}
+            for method in ("spawn", "forkserver"):
+                ctx = mp.get_context(method)
+                queue = ctx.Queue()
+                proc = ctx.Process(target=child, args=(queue, Payload()))
+                proc.start()
+                out[method] = queue.get(timeout=60)
+                proc.join()
+            print(json.dumps(out))
+        """,
+    )
+    out = _probe(_run(["-m", "mmpar.as_mmcv", "spawner.py"], tmp_path))
+    expected = ["1.7.0", True, "Payload", "__mp_main__"]
+    assert out == {"spawn": expected, "forkserver": expected}
