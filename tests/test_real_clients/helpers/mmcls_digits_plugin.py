@@ -17,7 +17,7 @@ import importlib
 import json
 import os
 
-from mmcls.datasets import DATASETS, CIFAR10
+from mmcls.datasets import CIFAR10, DATASETS
 
 _train = importlib.import_module("mmcls.apis.train")
 _mmcls_wrap_distributed_model = _train.wrap_distributed_model
