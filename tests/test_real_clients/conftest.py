@@ -163,7 +163,7 @@ def clients():
     """The helpers above, for test modules (which cannot import this conftest)."""
     return SimpleNamespace(
         REPO=REPO,
-        PLUGINS=HERE / "plugins",
+        HELPERS=HERE / "helpers",
         client_env=client_env,
         run=run,
         torchrun=torchrun,

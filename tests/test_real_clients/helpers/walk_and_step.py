@@ -4,6 +4,12 @@ Run by the real-client tests through the zero-edit mode, in a fresh process:
 
     python -m mmpar.as_mmcv walk_and_step.py PACKAGE CONFIG OUT_JSON [KEY=VALUE ...]
 
+With ``--stub-xtcocotools`` (mmpose) empty stand-ins of ``xtcocotools.coco.COCO`` and
+``xtcocotools.cocoeval.COCOeval`` are put in ``sys.modules`` first: mmpose's dataset modules
+import them at module level, and the last xtcocotools wheels (1.14.3) are compiled against
+numpy 1 and fail to load under numpy 2. It is COCO evaluation code that has nothing to do with
+mmcv, and nothing here calls it.
+
 ``KEY=VALUE`` options are applied to the config (values parsed as Python literals). The model
 is built with the project's own ``build_*`` function named in ``BUILDERS`` and gets a forward
 and backward pass on small random input. The report written to ``OUT_JSON`` lists the modules
@@ -76,18 +82,39 @@ def step(package, config, options):
     losses = model(return_loss=True, **batch(package))
     loss = sum(v for k, v in losses.items() if "loss" in k)
     loss.backward()
-    with_grad = [n for n, p in model.named_parameters() if p.grad is not None and p.grad.any()]
+    params = list(model.parameters())
     return dict(
         model=type(model).__name__,
-        loss=float(loss),
+        loss=float(loss.detach()),
         losses=sorted(losses),
-        parameters=sum(1 for _ in model.parameters()),
-        with_grad=len(with_grad),
+        parameters=len(params),
+        with_grad=sum(p.grad is not None for p in params),
+        nonzero_grad=sum(p.grad is not None and bool(p.grad.any()) for p in params),
     )
 
 
+def stub_xtcocotools():
+    """Empty stand-ins for the xtcocotools modules mmpose imports (see the module docstring)."""
+    import types
+
+    names = {"xtcocotools.coco": "COCO", "xtcocotools.cocoeval": "COCOeval", "xtcocotools.mask": ""}
+    root = types.ModuleType("xtcocotools")
+    root.__path__ = []
+    sys.modules["xtcocotools"] = root
+    for name, cls in names.items():
+        module = types.ModuleType(name)
+        if cls:
+            setattr(module, cls, type(cls, (), {"__module__": name}))
+        sys.modules[name] = module
+        setattr(root, name.rsplit(".", 1)[1], module)
+
+
 def main():
-    package, config, out, *pairs = sys.argv[1:]
+    args = sys.argv[1:]
+    if "--stub-xtcocotools" in args:
+        args.remove("--stub-xtcocotools")
+        stub_xtcocotools()
+    package, config, out, *pairs = args
     options = {}
     for pair in pairs:
         key, value = pair.split("=", 1)
