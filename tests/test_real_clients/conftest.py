@@ -9,10 +9,8 @@ get the helpers through the ``clients`` fixture instead of importing this file.
 
 from __future__ import annotations
 
-import hashlib
-import json
+import importlib.util
 import os
-import pickle
 import socket
 import subprocess
 import sys
@@ -20,11 +18,21 @@ import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+
+
+def _load_helper(name):
+    path = HERE / "helpers" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"real_clients_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+cifar_digits = _load_helper("cifar_digits")
 
 # The last mmcv-1.x release of each project. Their wheels carry the tools and configs too
 # (under ``<package>/.mim/``), so no sdist is needed.
@@ -112,52 +120,6 @@ def downloads(tmp_path_factory):
     return unpacked
 
 
-def write_cifar_digits(root: Path, n_train: int = 1000, n_test: int = 300, seed: int = 0) -> dict:
-    """Write scikit-learn's digits as CIFAR-10's python batches under ``root``.
-
-    The layout is the real one (``cifar-10-batches-py/data_batch_1..5``, ``test_batch``,
-    ``batches.meta``: pickled dicts with ``data`` as uint8 rows of 3x32x32 in CHW order,
-    ``labels`` and ``label_names``). The 8x8 digits are upscaled 4x by pixel repetition to
-    32x32, scaled from 0..16 to 0..255 and repeated over 3 channels. Returns ``{file: md5}``.
-    """
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    order = np.random.default_rng(seed).permutation(len(digits.target))[: n_train + n_test]
-    imgs = digits.images[order] * (255.0 / 16.0)
-    imgs = imgs.repeat(4, axis=1).repeat(4, axis=2).round().astype(np.uint8)
-    rows = np.repeat(imgs[:, None], 3, axis=1).reshape(len(order), 3 * 32 * 32)
-    labels = digits.target[order].tolist()
-    folder = root / "cifar-10-batches-py"
-    folder.mkdir(parents=True)
-    batches = {f"data_batch_{i + 1}": part for i, part in enumerate(np.array_split(
-        np.arange(n_train), 5))}  # fmt: skip
-    batches["test_batch"] = np.arange(n_train, n_train + n_test)
-    md5 = {}
-    for name, idx in batches.items():
-        entry = {"batch_label": name, "data": rows[idx], "labels": [labels[i] for i in idx]}
-        md5[name] = _dump(folder / name, entry)
-    md5["batches.meta"] = _dump(
-        folder / "batches.meta", {"label_names": [str(d) for d in range(10)], "num_vis": 3072}
-    )
-    (folder / "md5sums.json").write_text(json.dumps(md5, indent=1))
-    return md5
-
-
-def _dump(path: Path, obj) -> str:
-    data = pickle.dumps(obj, protocol=2)
-    path.write_bytes(data)
-    return hashlib.md5(data).hexdigest()
-
-
-@pytest.fixture(scope="session")
-def cifar_digits(tmp_path_factory):
-    """The CIFAR-format digits data, written once per session; its ``data_prefix``."""
-    root = tmp_path_factory.mktemp("cifar_digits")
-    write_cifar_digits(root)
-    return root
-
-
 @pytest.fixture(scope="session")
 def clients():
     """The helpers above, for test modules (which cannot import this conftest)."""
@@ -168,5 +130,6 @@ def clients():
         run=run,
         torchrun=torchrun,
         as_mmcv=as_mmcv,
-        write_cifar_digits=write_cifar_digits,
+        write_cifar_digits=cifar_digits.write_cifar_digits,
+        write_mmcls_config=cifar_digits.write_mmcls_config,
     )

@@ -5,8 +5,7 @@ own ``configs/resnet/resnet18_8xb16_cifar10.py`` (ResNet-18 from ``mmcls.models`
 ``mmcv.cnn``; ``mmcls.datasets.CIFAR10``) through the zero-edit mode
 (``python -m mmpar.as_mmcv``), in one process and in two under torchrun (``--launcher pytorch``,
 gloo), 2 epochs each; ``tools/test.py`` then evaluates each final checkpoint. The data is
-scikit-learn's digits written in CIFAR-10's python batch layout (see the ``cifar_digits``
-fixture in conftest.py).
+scikit-learn's digits written in CIFAR-10's python batch layout (``helpers/cifar_digits.py``).
 
 What the test changes, all from outside mmcls: a config in ``tmp_path`` inherits the mmcls
 config through ``_base_`` and sets
@@ -44,38 +43,8 @@ pytestmark = pytest.mark.slow
 N_TRAIN, N_TEST = 256, 100
 MIN_ACCURACY = 50.0  # percent, top-1 over 10 classes (chance: 10)
 
-CONFIG = """\
-_base_ = [{base!r}]
-custom_imports = dict(imports=['mmcls_digits_plugin'], allow_failed_imports=False)
-img_norm_cfg = dict(
-    mean=[125.307, 122.961, 113.8575], std=[51.5865, 50.847, 51.255], to_rgb=False)
-train_pipeline = [
-    dict(type='Normalize', **img_norm_cfg),
-    dict(type='ImageToTensor', keys=['img']),
-    dict(type='ToTensor', keys=['gt_label']),
-    dict(type='Collect', keys=['img', 'gt_label']),
-]
-data = dict(
-    samples_per_gpu=8,
-    workers_per_gpu=0,
-    persistent_workers=False,
-    train=dict(type='DigitsCIFAR10', data_prefix={data!r}, pipeline=train_pipeline),
-    val=dict(type='DigitsCIFAR10', data_prefix={data!r}),
-    test=dict(type='DigitsCIFAR10', data_prefix={data!r}))
-optimizer = dict(_delete_=True, type='Adam', lr=1e-3)
-runner = dict(max_epochs={epochs})
-log_config = dict(interval=8)
-"""
-
-
 def mmcls_tools(package_dir):
     return package_dir / "mmcls" / ".mim" / "tools"
-
-
-def write_config(path, package_dir, data, epochs=2):
-    base = package_dir / "mmcls" / ".mim" / "configs" / "resnet" / "resnet18_8xb16_cifar10.py"
-    path.write_text(CONFIG.format(base=str(base), data=str(data), epochs=epochs))
-    return path
 
 
 def read_log(work_dir):
@@ -94,7 +63,7 @@ def mmcls_setup(downloads, tmp_path_factory, clients):
     data = root / "data"
     clients.write_cifar_digits(data, N_TRAIN, N_TEST)
     package_dir = downloads["mmcls"]
-    config = write_config(root / "digits_resnet18.py", package_dir, data)
+    config = clients.write_mmcls_config(root / "digits_resnet18.py", package_dir, data)
     env = clients.client_env(package_dir, clients.HELPERS)
     return SimpleNamespace(root=root, data=data, package=package_dir, config=config, env=env)
 
@@ -191,7 +160,7 @@ def test_port_tool_output_trains(clients, downloads, tmp_path):
     # A short real run: 1 epoch of 32 images, validated on 16, without the zero-edit mode.
     data = tmp_path / "data"
     clients.write_cifar_digits(data, 32, 16)
-    config = write_config(tmp_path / "digits_resnet18.py", tree, data, epochs=1)
+    config = clients.write_mmcls_config(tmp_path / "digits_resnet18.py", tree, data, epochs=1)
     env = clients.client_env(tree, clients.HELPERS)
     work_dir = tmp_path / "work"
     args = [mmcls_tools(tree) / "train.py", config, "--work-dir", work_dir, "--seed", "0"]
