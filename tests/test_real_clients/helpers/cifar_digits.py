@@ -37,9 +37,9 @@ log_config = dict(interval=8)
 """
 
 
-def write_mmcls_config(path, package_dir, data, epochs=2):
-    """Write :data:`MMCLS_CONFIG` for the unpacked mmcls in ``package_dir``; return ``path``."""
-    base = Path(package_dir, "mmcls", ".mim", "configs", "resnet", "resnet18_8xb16_cifar10.py")
+def write_mmcls_config(path, configs_dir, data, epochs=2):
+    """Write :data:`MMCLS_CONFIG` inheriting from mmcls's ``configs_dir``; return ``path``."""
+    base = Path(configs_dir, "resnet", "resnet18_8xb16_cifar10.py")
     Path(path).write_text(MMCLS_CONFIG.format(base=str(base), data=str(data), epochs=epochs))
     return Path(path)
 
