@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any, Union
 
@@ -118,7 +119,7 @@ def _normal(weight: torch.Tensor, mean: float = 0, std: float = 1) -> None:
 def _trunc_normal(
     weight: torch.Tensor, mean: float = 0, std: float = 1, a: float = -2, b: float = 2
 ) -> None:
-    nn.init.trunc_normal_(weight, mean, std, a, b)
+    trunc_normal_(weight, mean, std, a, b)
 
 
 def _uniform(weight: torch.Tensor, a: float = 0, b: float = 1) -> None:
@@ -228,9 +229,30 @@ def trunc_normal_(
 ) -> torch.Tensor:
     """Fill ``tensor`` in place from N(mean, std²) truncated to ``[a, b]``; return it.
 
-    torch's ``nn.init.trunc_normal_`` (the same inverse-CDF method mmcv copied from it).
+    Sampled by inverting the normal CDF on uniforms drawn between the CDF values of ``a`` and
+    ``b``, as mmcv 1.x does, so a seed gives the values it gave with mmcv. (torch 2.x's
+    ``nn.init.trunc_normal_`` now redraws out-of-range normals instead: same distribution,
+    different values.) Warns when ``mean`` is more than 2 std outside ``[a, b]``, where the
+    method is inaccurate.
     """
-    return nn.init.trunc_normal_(tensor, mean, std, a, b)
+
+    def normal_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in trunc_normal_: the distribution of the "
+            "values may be incorrect",
+            stacklevel=2,
+        )
+    with torch.no_grad():
+        low, high = normal_cdf((a - mean) / std), normal_cdf((b - mean) / std)
+        # erfinv maps U(2 low - 1, 2 high - 1) to N(0, 1/2) truncated to the standardised range.
+        tensor.uniform_(2 * low - 1, 2 * high - 1)
+        tensor.erfinv_()
+        tensor.mul_(std * math.sqrt(2.0)).add_(mean)
+        tensor.clamp_(min=a, max=b)  # rounding can step just outside the range
+    return tensor
 
 
 # ---------------------------------------------------------------- init-info bookkeeping

@@ -39,6 +39,13 @@ def test_constant_init_sets_weight_and_bias_and_skips_missing_ones():
     assert torch.equal(bn.weight, torch.ones(3)) and torch.equal(bn.bias, torch.zeros(3))
 
 
+def _inverse_cdf_trunc_normal(w, mean, std, a, b):
+    # mmcv's sampler (torch 2.x's nn.init.trunc_normal_ redraws instead: other values).
+    cdf = [(1 + math.erf((x - mean) / std / math.sqrt(2))) / 2 for x in (a, b)]
+    u = torch.empty_like(w).uniform_(2 * cdf[0] - 1, 2 * cdf[1] - 1)
+    w.copy_((torch.erfinv(u) * (std * math.sqrt(2)) + mean).clamp(a, b))
+
+
 def test_each_init_matches_torch_with_the_same_random_draws():
     fan_in, fan_out = 64 * 9, 32 * 9
     cases = [
@@ -48,7 +55,7 @@ def test_each_init_matches_torch_with_the_same_random_draws():
         (lambda m: normal_init(m, mean=1, std=0.1), lambda w: nn.init.normal_(w, 1, 0.1)),
         (lambda m: uniform_init(m, a=-1, b=3), lambda w: nn.init.uniform_(w, -1, 3)),
         (lambda m: trunc_normal_init(m, std=0.02, a=-0.04, b=0.04),
-         lambda w: nn.init.trunc_normal_(w, 0, 0.02, -0.04, 0.04)),
+         lambda w: _inverse_cdf_trunc_normal(w, 0, 0.02, -0.04, 0.04)),
         (lambda m: kaiming_init(m),
          lambda w: nn.init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")),
         (lambda m: kaiming_init(m, a=0.1, mode="fan_in", nonlinearity="leaky_relu",

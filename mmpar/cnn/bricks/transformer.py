@@ -57,7 +57,7 @@ __all__ = [
     "build_transformer_layer_sequence",
 ]
 
-Size2 = Union[int, tuple]
+Size2 = Union[int, Sequence[int]]
 OPERATIONS = ("self_attn", "norm", "ffn", "cross_attn")
 
 
@@ -171,7 +171,7 @@ class PatchEmbed(BaseModule):
         conv_type: str = "Conv2d",
         kernel_size: Size2 = 16,
         stride: Size2 | None = 16,
-        padding: Union[int, tuple, str] = "corner",
+        padding: Union[int, Sequence[int], str] = "corner",
         dilation: Size2 = 1,
         bias: bool = True,
         norm_cfg: dict | None = None,
@@ -254,7 +254,7 @@ class PatchMerging(BaseModule):
         out_channels: int,
         kernel_size: Size2 = 2,
         stride: Size2 | None = None,
-        padding: Union[int, tuple, str] = "corner",
+        padding: Union[int, Sequence[int], str] = "corner",
         dilation: Size2 = 1,
         bias: bool = False,
         norm_cfg: dict | None = dict(type="LN"),  # noqa: B006 (read-only default)

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import logging
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from mmpar.runner.base_module import BaseModule
-from mmpar.utils import get_logger
+from mmpar.utils import print_log
 
 from .utils import _clip, expand_rates, get_single_padding
 
 __all__ = ["BaseConvRFSearchOp", "Conv2dRFSearchOp"]
 
-logger = get_logger("mmpar")
+# mmcv's module attribute. Messages go through print_log, which sets the logger up when first
+# used: configuring it at import would fix its handlers before the program (or pytest) does.
+logger = logging.getLogger("mmpar")
 
 
 class BaseConvRFSearchOp(BaseModule):
@@ -57,7 +61,7 @@ class Conv2dRFSearchOp(BaseConvRFSearchOp):
         self.dilation_rates = self._candidates(op_layer.dilation)
         self.branch_weights = nn.Parameter(torch.empty(self.num_branches))
         if verbose:
-            logger.info(f"Expand as {self.dilation_rates}")
+            print_log(f"Expand as {self.dilation_rates}", logger="mmpar")
         nn.init.constant_(self.branch_weights, global_config["init_alphas"])
 
     def _candidates(self, dilation: tuple) -> list:
@@ -97,7 +101,9 @@ class Conv2dRFSearchOp(BaseConvRFSearchOp):
         """Set the conv's dilation to the branch-weighted mean rate (clipped); one branch left."""
         weights = self.normlize(self.branch_weights[: len(self.dilation_rates)]).tolist()
         if self.verbose:
-            logger.info(f"Estimate dilation {self.dilation_rates} with weight {weights}.")
+            print_log(
+                f"Estimate dilation {self.dilation_rates} with weight {weights}.", logger="mmpar"
+            )
         total = sum(weights)
         means = [
             sum(w * rate[axis] for w, rate in zip(weights, self.dilation_rates)) / total
@@ -108,13 +114,13 @@ class Conv2dRFSearchOp(BaseConvRFSearchOp):
         self.op_layer.padding = self.get_padding(estimated)
         self.dilation_rates = [estimated]
         if self.verbose:
-            logger.info(f"Estimate as {estimated}")
+            print_log(f"Estimate as {estimated}", logger="mmpar")
 
     def expand_rates(self) -> None:
         """New candidate rates around the conv's dilation; branch weights reset."""
         self.dilation_rates = self._candidates(self.op_layer.dilation)
         if self.verbose:
-            logger.info(f"Expand as {self.dilation_rates}")
+            print_log(f"Expand as {self.dilation_rates}", logger="mmpar")
         nn.init.constant_(self.branch_weights, self.global_config["init_alphas"])
 
     def get_padding(self, dilation: tuple) -> tuple:

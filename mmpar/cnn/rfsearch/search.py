@@ -10,6 +10,7 @@ structure (``rfstructure_file``).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -18,14 +19,16 @@ from torch import nn
 
 from mmpar.fileio import load
 from mmpar.runner.hooks.hook import HOOKS, Hook
-from mmpar.utils import get_logger
+from mmpar.utils import print_log
 
 from .operator import BaseConvRFSearchOp, Conv2dRFSearchOp
 from .utils import get_single_padding, write_to_json
 
 __all__ = ["RFSearchHook"]
 
-logger = get_logger("mmpar")
+# mmcv's module attribute. Messages go through print_log, which sets the logger up when first
+# used: configuring it at import would fix its handlers before the program (or pytest) does.
+logger = logging.getLogger("mmpar")
 
 _MODES = ("search", "fixed_single_branch", "fixed_multi_branch")
 _SEARCH_OPS = {"Conv2d": Conv2dRFSearchOp}
@@ -78,13 +81,13 @@ class RFSearchHook(Hook):
     def init_model(self, model: nn.Module) -> None:
         """Apply the searched structure and/or wrap the convolutions, as ``mode`` says."""
         if self.verbose:
-            logger.info("RFSearch init begin.")
+            print_log("RFSearch init begin.", logger="mmpar")
         if self.mode in ("fixed_single_branch", "fixed_multi_branch") or self.config["structure"]:
             self.set_model(model, search_op="Conv2d")
         if self.mode in ("search", "fixed_multi_branch"):
             self.wrap_model(model, search_op="Conv2d")
         if self.verbose:
-            logger.info("RFSearch init end.")
+            print_log("RFSearch init end.", logger="mmpar")
 
     def after_train_epoch(self, runner: Any) -> None:
         """One search step per epoch (``by_epoch``, search mode)."""
@@ -145,7 +148,7 @@ class RFSearchHook(Hook):
             wrapped = _SEARCH_OPS[search_op](module, self.config["search"], self.verbose)
             wrapped = wrapped.to(module.weight.device)
             if self.verbose:
-                logger.info(f"Wrap model {module} to {wrapped}.")
+                print_log(f"Wrap model {module} to {wrapped}.", logger="mmpar")
             setattr(parent, name, wrapped)
 
     def set_model(
@@ -176,4 +179,6 @@ class RFSearchHook(Hook):
                 get_single_padding(module.kernel_size[i], module.stride[i], rate[i]) for i in (0, 1)
             )
             if self.verbose:
-                logger.info(f"Set module {fullname} dilation as: [{rate[0]} {rate[1]}]")
+                print_log(
+                    f"Set module {fullname} dilation as: [{rate[0]} {rate[1]}]", logger="mmpar"
+                )
