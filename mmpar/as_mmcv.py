@@ -58,11 +58,19 @@ USAGE = (
 
 
 def _alias_getattr(name: str):
-    """Forward ``mmcv.<name>`` to ``mmpar.<name>`` (the top alias module's ``__getattr__``)."""
+    """Forward ``mmcv.<name>`` to ``mmpar.<name>`` (the top alias module's ``__getattr__``).
+
+    A subpackage not imported yet is imported: mmcv's ``__init__`` imports ``image``,
+    ``video`` and ``visualization``, so projects use ``mmcv.visualization.imshow`` after a
+    bare ``import mmcv``.
+    """
     try:
         return getattr(mmpar, name)
     except AttributeError:
-        raise AttributeError(f"module 'mmcv' (served by mmpar) has no attribute {name!r}") from None
+        pass
+    if not name.startswith("_") and importlib.util.find_spec(f"{TARGET}.{name}") is not None:
+        return importlib.import_module(f"{ALIAS}.{name}")
+    raise AttributeError(f"module 'mmcv' (served by mmpar) has no attribute {name!r}")
 
 
 def _alias_dir() -> list[str]:

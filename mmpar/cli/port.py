@@ -8,11 +8,10 @@ For every ``.py`` file under the tree it rewrites
   ``from mmcv import __version__``) becomes ``mmpar.mmcv_version``, the mmcv version mmpar stands
   in for (the one the zero-edit mode reports), so a project's ``min <= version < max`` check
   keeps passing;
-- dotted mmcv module paths in strings: ``type='mmcv.runner.OptimizerHook'``,
-  ``custom_imports=dict(imports=['mmcv.cnn'])``, ``'mmcv.ops'`` in messages. A string is rewritten
-  where ``mmcv.`` is followed by one of mmcv's subpackages (``runner``, ``cnn``, ``utils``, ...);
-  in an f-string also where it is followed by any name (code in braces). Prose such as
-  ``"mmcv>=1.3"`` or a URL stays as written. Comments are left alone.
+- dotted mmcv paths in strings: ``type='mmcv.runner.OptimizerHook'``,
+  ``custom_imports=dict(imports=['mmcv.cnn'])``, ``:obj:`mmcv.Config``` in a docstring, code in an
+  f-string's braces: wherever ``mmcv.`` is followed by a name. Prose such as ``"mmcv>=1.3"`` and
+  URLs (``https://mmcv.readthedocs.io``, ``.../mmcv/...``) stay as written; comments too.
 
 How: each file is parsed with :mod:`ast` (to know which names are keyword arguments, and which
 mmcv names the file uses) and cut into tokens with :mod:`tokenize`; only the text of the tokens
@@ -61,7 +60,8 @@ __all__ = [
     "unprovided_names",
 ]
 
-#: mmcv 1.7.2's subpackages: ``mmcv.<one of these>`` in a string is a module path.
+#: mmcv 1.7.2's subpackages: ``mmcv.<one of these>`` in a string is a module path, which the
+#: report checks (other ``mmcv.X`` in strings are mostly prose in docstrings).
 MMCV_SUBPACKAGES = frozenset(
     {
         "arraymisc", "cnn", "device", "engine", "fileio", "image", "model_zoo", "onnx", "ops",
@@ -70,9 +70,8 @@ MMCV_SUBPACKAGES = frozenset(
 )  # fmt: skip
 
 _NOT_AFTER = r"(?<![\w./-])"  # not part of a longer name, a dotted path or a URL
-_STRING_PATH = re.compile(_NOT_AFTER + r"mmcv(?=\.(?:" + "|".join(MMCV_SUBPACKAGES) + r")\b)")
+_STRING_PATH = re.compile(_NOT_AFTER + r"mmcv(?=\.[A-Za-z_])(?!\.readthedocs\b)")
 _FSTRING_VERSION = re.compile(_NOT_AFTER + r"mmcv(?:\.version)?\.__version__\b")
-_FSTRING_PATH = re.compile(_NOT_AFTER + r"mmcv(?=\.[A-Za-z_])")
 _USED_PATH = re.compile(_NOT_AFTER + r"(mmcv(?:\.[A-Za-z_]\w*)+)")
 _VERSION_NAME = "mmcv_version"
 
@@ -224,7 +223,7 @@ def _edits(tokens: list[tokenize.TokenInfo], keywords: set[tuple[int, int]]) -> 
                 continue
             if "f" in prefix.lower():  # Python < 3.12: code in braces is part of the token
                 text = _FSTRING_VERSION.sub(f"mmpar.{_VERSION_NAME}", tok.string)
-                text = _FSTRING_PATH.sub("mmpar", text)
+                text = _STRING_PATH.sub("mmpar", text)
             else:
                 text = _STRING_PATH.sub("mmpar", tok.string)
             if text != tok.string:

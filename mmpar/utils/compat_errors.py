@@ -64,8 +64,6 @@ MODULES_NOT_PROVIDED: dict[str, str] = {
     ),
     "onnx": "use torch.onnx",
     "tensorrt": "use Torch-TensorRT (torch_tensorrt)",
-    "arraymisc": "use numpy (quantize: numpy.digitize / numpy.clip)",
-    "video": "use torchvision.io.read_video or PyAV",
 }
 
 

@@ -61,7 +61,7 @@ ORIGINAL = {
 
         @HOOKS.register_module()
         class MarkHook(Hook):
-            \"\"\"Registered in mmcv.runner's HOOKS; see https://mmcv.readthedocs.io/en/latest/.\"\"\"
+            \"\"\"In mmcv.runner's HOOKS; :obj:`mmcv.Config`, mmcv.readthedocs.io, http://a/mmcv.x\"\"\"
 
             def before_run(self, runner):
                 runner.meta = dict(mmcv=mmcv.version.__version__, box=DC([1]).data, mmcv_v=v2)
@@ -91,7 +91,7 @@ from mmpar.parallel import DataContainer as DC  # mmcv.parallel in a comment sta
 
 @HOOKS.register_module()
 class MarkHook(Hook):
-    """Registered in mmpar.runner's HOOKS; see https://mmcv.readthedocs.io/en/latest/."""
+    """In mmpar.runner's HOOKS; :obj:`mmpar.Config`, mmcv.readthedocs.io, http://a/mmcv.x"""
 
     def before_run(self, runner):
         runner.meta = dict(mmcv=mmpar.mmcv_version, box=DC([1]).data, mmcv_v=v2)
