@@ -102,7 +102,9 @@ def main() -> None:
         mmcls = download_mmcls(root / "pkgs")
         digits.write_cifar_digits(root / "data", args.n_train, args.n_test)
         config = digits.write_mmcls_config(
-            root / "digits_resnet18.py", mmcls / "mmcls" / ".mim" / "configs", root / "data",
+            root / "digits_resnet18.py",
+            mmcls / "mmcls" / ".mim" / "configs",
+            root / "data",
             args.epochs,
         )
         results: dict[str, list] = {"mmpar": [], "mmcv": []}

@@ -45,6 +45,7 @@ pytestmark = pytest.mark.slow
 N_TRAIN, N_TEST = 256, 100
 MIN_ACCURACY = 50.0  # percent, top-1 over 10 classes (chance: 10)
 
+
 def mmcls_tools(package_dir):
     return package_dir / "mmcls" / ".mim" / "tools"
 
