@@ -104,11 +104,9 @@ def downloads(tmp_path_factory):
     """``{project: unpacked wheel dir}``: one ``pip download --no-deps`` per project per session."""
     cache = tmp_path_factory.mktemp("client_packages")
     specs = [f"{name}=={version}" for name, (_, version) in RELEASES.items()]
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-         "--disable-pip-version-check", "--dest", str(cache), *specs],
-        check=True, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:"]
+    cmd += ["--disable-pip-version-check", "--dest", cache, *specs]
+    run(cmd, env=dict(os.environ), cwd=cache, timeout=600)
     unpacked = {}
     for name, (package, version) in RELEASES.items():
         (wheel,) = cache.glob(f"{name}-{version}-*.whl")
