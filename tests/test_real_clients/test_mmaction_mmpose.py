@@ -7,8 +7,9 @@ small random input. The configs are the released ones with a smaller backbone (R
 of ResNet-50, the head's input channels to match) and no pretrained download.
 
 mmpose's dataset modules import ``xtcocotools`` at module level; its last wheels are compiled
-against numpy 1 and do not load under numpy 2, so the helper puts empty stand-ins for its
-classes in ``sys.modules`` (COCO evaluation code, unrelated to mmcv; nothing here calls it).
+against numpy 1 and do not load under numpy 2, so the helper serves those names from
+pycocotools, the COCO API xtcocotools was forked from (COCO evaluation code, unrelated to mmcv;
+nothing here calls it).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ PROJECTS = {
             "model.backbone.depth=18",
             "model.keypoint_head.in_channels=512",
         ],
-        flags=["--stub-xtcocotools"],
+        flags=["--xtcocotools-from-pycocotools"],
         model="TopDown",
         min_modules=260,
     ),

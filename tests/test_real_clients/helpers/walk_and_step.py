@@ -4,11 +4,11 @@ Run by the real-client tests through the zero-edit mode, in a fresh process:
 
     python -m mmpar.as_mmcv walk_and_step.py PACKAGE CONFIG OUT_JSON [KEY=VALUE ...]
 
-With ``--stub-xtcocotools`` (mmpose) empty stand-ins of ``xtcocotools.coco.COCO`` and
-``xtcocotools.cocoeval.COCOeval`` are put in ``sys.modules`` first: mmpose's dataset modules
-import them at module level, and the last xtcocotools wheels (1.14.3) are compiled against
-numpy 1 and fail to load under numpy 2. It is COCO evaluation code that has nothing to do with
-mmcv, and nothing here calls it.
+With ``--xtcocotools-from-pycocotools`` (mmpose) the names ``xtcocotools``, ``.coco``,
+``.cocoeval`` and ``.mask`` are served by pycocotools, the COCO API xtcocotools was forked from:
+mmpose's dataset modules import them at module level, and the last xtcocotools wheels (1.14.3)
+are compiled against numpy 1 and fail to load under numpy 2. It is COCO evaluation code that has
+nothing to do with mmcv, and nothing here calls it.
 
 ``KEY=VALUE`` options are applied to the config (values parsed as Python literals). The model
 is built with the project's own ``build_*`` function named in ``BUILDERS`` and gets a forward
@@ -93,27 +93,22 @@ def step(package, config, options):
     )
 
 
-def stub_xtcocotools():
-    """Empty stand-ins for the xtcocotools modules mmpose imports (see the module docstring)."""
-    import types
+def xtcocotools_from_pycocotools():
+    """Serve the xtcocotools modules mmpose imports from pycocotools (see the module docstring)."""
+    import importlib
 
-    names = {"xtcocotools.coco": "COCO", "xtcocotools.cocoeval": "COCOeval", "xtcocotools.mask": ""}
-    root = types.ModuleType("xtcocotools")
-    root.__path__ = []
-    sys.modules["xtcocotools"] = root
-    for name, cls in names.items():
-        module = types.ModuleType(name)
-        if cls:
-            setattr(module, cls, type(cls, (), {"__module__": name}))
-        sys.modules[name] = module
-        setattr(root, name.rsplit(".", 1)[1], module)
+    import pycocotools
+
+    sys.modules["xtcocotools"] = pycocotools
+    for name in ("coco", "cocoeval", "mask"):
+        sys.modules[f"xtcocotools.{name}"] = importlib.import_module(f"pycocotools.{name}")
 
 
 def main():
     args = sys.argv[1:]
-    if "--stub-xtcocotools" in args:
-        args.remove("--stub-xtcocotools")
-        stub_xtcocotools()
+    if "--xtcocotools-from-pycocotools" in args:
+        args.remove("--xtcocotools-from-pycocotools")
+        xtcocotools_from_pycocotools()
     package, config, out, *pairs = args
     options = {}
     for pair in pairs:
