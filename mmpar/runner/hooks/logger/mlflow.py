@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import torch
@@ -99,25 +98,24 @@ class MlflowLoggerHook(LoggerHook):
         """Log ``runner.model`` if ``log_model`` (rank 0)."""
         if not self.log_model:
             return
-        log_model = self.mlflow_pytorch.log_model
         requirements = [f"torch=={torch.__version__}"]
-        if "serialization_format" in _parameters(log_model):
+        if _major_version(self.mlflow) >= 3:
             # MLflow 3 names the artifact with ``name`` (``artifact_path`` is deprecated) and by
             # default stores the traced 'pt2' format, which needs an input example; the pickled
             # module is what mmcv's MLflow stored and what ``load_model`` gives back unchanged.
-            log_model(
+            self.mlflow_pytorch.log_model(
                 runner.model,
                 name="models",
                 pip_requirements=requirements,
                 serialization_format="pickle",
             )
         else:
-            log_model(runner.model, "models", pip_requirements=requirements)
+            self.mlflow_pytorch.log_model(runner.model, "models", pip_requirements=requirements)
 
 
-def _parameters(func: Any) -> Any:
-    """The named parameters of ``func`` (none for a callable without a signature)."""
-    try:
-        return inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return {}
+def _major_version(module: Any) -> int:
+    """The major version of ``module`` (0 when it has no version string, e.g. a stand-in)."""
+    version = getattr(module, "__version__", None)
+    if not isinstance(version, str) or not version.split(".")[0].isdigit():
+        return 0
+    return int(version.split(".")[0])

@@ -73,7 +73,9 @@ class NeptuneLoggerHook(LoggerHook):
     def before_run(self, runner: Any) -> None:
         """Start the neptune run (rank 0)."""
         # mmcv's hook does not call LoggerHook.before_run here; reset_flag defaults to True.
-        init = getattr(self.neptune, "init", None) or self.neptune.init_run
+        init = getattr(self.neptune, "init", None)
+        if init is None:
+            init = self.neptune.init_run
         if self.init_kwargs:
             self.run = init(**self.init_kwargs)
         else:

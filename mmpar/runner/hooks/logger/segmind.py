@@ -15,9 +15,9 @@ class SegmindLoggerHook(LoggerHook):
     """Log every record's values with ``segmind.tracking.fluent.log_metrics``, on rank 0 only.
 
     The values go through ``segmind.utils.logging_utils.try_mlflow_log(log_metrics, tags,
-    step=runner.epoch, epoch=runner.epoch)``, as mmcv 1.7.2 does. ``segmind`` is imported when the hook is built
-    (``pip install segmind``); the Segmind project/credentials are set up with Segmind's own
-    tools beforehand.
+    step=runner.epoch, epoch=runner.epoch)``, as mmcv 1.7.2 does. ``segmind`` is imported when
+    the hook is built (``pip install segmind``); the Segmind project/credentials are set up with
+    Segmind's own tools beforehand.
 
     Args:
         interval, ignore_last, reset_flag, by_epoch: As :class:`LoggerHook`.
