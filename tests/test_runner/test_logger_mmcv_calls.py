@@ -419,3 +419,20 @@ def test_iter_eval_logs_train_then_val_record_at_the_same_step(tmp_path, fake):
         call.log_metrics(rec("train", loss=4.0), step=4),
         call.log_metrics(val, step=4),
     ]
+
+
+def test_dvclive_by_epoch_logs_iteration_evaluations_at_the_epoch_end(tmp_path, fake):
+    fake("dvclive")
+    live = mock.MagicMock()
+    runner = build_runner(tmp_path, max_epochs=2)
+    runner.register_hook(eval_hook(by_epoch=False, interval=2), "LOW")
+    runner.register_hook(HOOKS.build(dict(type="DvcliveLoggerHook", dvclive=live)), "VERY_LOW")
+    runner.run([loader(2)], [("train", 1)])
+    # mmcv: the results stay in the buffer until the epoch ends; a val record at the epoch.
+    val = [
+        call.log("val/eval_iter_num", 1),
+        call.log("val/acc", 0.75),
+        call.log("learning_rate", LR),
+        call.log("momentum", MOMENTUM),
+    ]
+    assert live.mock_calls == [call.set_step(1), *val, call.set_step(2), *val]

@@ -244,14 +244,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
     def after_train_iter(self, runner: Any) -> None:
         """Log the train record every ``interval`` iterations, then any pending val record."""
         buf = runner.log_buffer
-        if self._first_logger and buf.ready:
-            # The last logger cleared the output after the previous record, so anything ready
-            # now was written by a hook earlier in this stage (an iteration-based EvalHook).
-            pending = dict(buf.output)
-            buf.clear_output()
-            for hook in runner.hooks:
-                if isinstance(hook, LoggerHook):
-                    hook._pending_val = pending
+        self._take_pending_val(runner)
         average = self.record_due(runner)
         if not (average or buf.ready or self._pending_val is not None):
             return  # most iterations: nothing to log
@@ -270,6 +263,18 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         finally:
             self._pending_val = None
             self._step = None
+
+    def _take_pending_val(self, runner: Any) -> None:
+        """On the first logger: move results written earlier in this stage to every logger."""
+        buf = runner.log_buffer
+        if self._first_logger and buf.ready:
+            # The last logger cleared the output after the previous record, so anything ready
+            # now was written by a hook earlier in this stage (an iteration-based EvalHook).
+            pending = dict(buf.output)
+            buf.clear_output()
+            for hook in runner.hooks:
+                if isinstance(hook, LoggerHook):
+                    hook._pending_val = pending
 
     def record_due(self, runner: Any) -> bool:
         """Whether this training iteration ends with a record (an interval or the epoch end).

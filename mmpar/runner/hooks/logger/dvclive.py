@@ -54,7 +54,7 @@ class DvcliveLoggerHook(LoggerHook):
     ) -> None:
         super().__init__(interval, ignore_last, reset_flag, by_epoch)
         self.model_file = model_file
-        self._epoch_record: dict | None = None
+        self._epoch_records: dict[str, dict] = {}
         self._import_dvclive(dvclive, **kwargs)
 
     def _import_dvclive(self, dvclive: Any = None, **kwargs: Any) -> None:
@@ -91,25 +91,33 @@ class DvcliveLoggerHook(LoggerHook):
             runner.save_checkpoint(path.parent, filename_tmpl=path.name, create_symlink=False)
         if not self.by_epoch:
             return
-        record, self._epoch_record = self._epoch_record, None
-        if record is not None:
-            self._log_record(runner, record)
+        records, self._epoch_records = self._epoch_records, {}
+        for key in ("train", "val"):
+            if key in records:
+                self._log_record(runner, records[key])
         super().after_train_epoch(runner)
 
     def after_train_iter(self, runner: Any) -> None:
         """Log every ``interval`` iterations when not ``by_epoch`` (as mmcv).
 
         With ``by_epoch``, mmcv's hook skips the iteration; when it is the last logger hook,
-        the train record the others just logged then stays in the buffer, and it logs the last
-        one at the epoch end. This hook keeps that record for the epoch end instead, so the
-        other logger hooks do not see it again at the next iterations.
+        what the others just logged (a train record, evaluation results) then stays in the
+        buffer, and it logs that at the epoch end. This hook keeps the last train record and
+        the last evaluation results for the epoch end instead (in that order, each as its own
+        record), so the other logger hooks do not see them again.
         """
         if not self.by_epoch:
             super().after_train_iter(runner)
             return
+        self._take_pending_val(runner)  # hands evaluation results to the other loggers
+        pending, self._pending_val = self._pending_val, None
+        if not self.reset_flag:
+            return
+        if pending is not None:
+            self._epoch_records["val"] = dict(pending)
         buf = runner.log_buffer
-        if self.reset_flag and buf.ready and "time" in buf.output:
-            self._epoch_record = dict(buf.output)
+        if buf.ready and "time" in buf.output:
+            self._epoch_records["train"] = dict(buf.output)
             buf.clear_output()
 
     @master_only
