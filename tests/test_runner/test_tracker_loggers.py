@@ -46,7 +46,11 @@ def isolated(tmp_path, monkeypatch, mlflow_db):
         monkeypatch.setenv(key, value)
     for key in ("MLFLOW_EXPERIMENT_NAME", "MLFLOW_RUN_ID", "WANDB_PROJECT", "WANDB_RUN_ID"):
         monkeypatch.delenv(key, raising=False)
-    return tmp_path
+    yield tmp_path
+    # MlflowLoggerHook leaves its run active, as mmcv's did; end it while the tracking URI is
+    # still the test's (otherwise MLflow ends it at exit in a default store in the cwd).
+    if "mlflow" in sys.modules:
+        sys.modules["mlflow"].end_run()
 
 
 def train(make_runner, make_loader, tracker, interval=1, by_epoch=True):
