@@ -20,10 +20,14 @@ LAYERS = {
     "version": 0,
     "utils": 1,
     "fileio": 1,
+    "image": 1,  # mmcv.image: numpy/OpenCV, uses utils and fileio
+    "video": 1,  # mmcv.video: uses image (flow files) and arraymisc
+    "arraymisc": 1,
     "parallel": 2,
     # mmcv.device's wrappers subclass parallel's and its scatter handles DataContainer, so the
     # package sits at parallel's layer, not with utils (nothing below needs get_device).
     "device": 2,
+    "visualization": 2,  # draws with image, shows flow with video
     "runner": 3,
     "engine": 3,  # the test loops, beside the runner as in mmcv
     "cnn": 4,  # layers and model builders, on the runner's BaseModule and weight init

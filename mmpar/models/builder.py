@@ -1,30 +1,42 @@
-"""Model registries (mmcls 0.x layout: one ``MODELS`` registry, per-kind aliases) and builders."""
+"""Model registries (mmcls 0.x layout: one ``MODELS`` registry, per-kind aliases) and builders.
+
+``MODELS`` is mmcv's root model registry, :data:`mmpar.cnn.MODELS` itself: mmpar's models
+live where an mmcv user's ``@MODELS.register_module()`` puts theirs, and the registries that
+downstream projects create with ``Registry('models', parent=mmcv.cnn.MODELS)`` are its
+children, so a config can name ``'mmpar.ResNet'`` from them (and ``'mmcls.ResNet'`` from here).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from torch import nn
 
-from mmpar.utils.registry import Registry, build_from_cfg
+from mmpar.cnn.builder import MODELS, build_model_from_cfg
 
-
-def build_model_from_cfg(
-    cfg: Union[dict, list], registry: Registry, default_args: dict | None = None
-) -> nn.Module:
-    """Build a module from a config dict, or an ``nn.Sequential`` from a list of them."""
-    if isinstance(cfg, list):
-        return nn.Sequential(*[build_from_cfg(c, registry, default_args) for c in cfg])
-    return build_from_cfg(cfg, registry, default_args)
-
-
-MODELS = Registry("model", build_func=build_model_from_cfg)
 # Aliases, as in mmcls 0.x: every kind lives in one registry, so any config can name any model.
 BACKBONES = MODELS
 NECKS = MODELS
 HEADS = MODELS
 LOSSES = MODELS
 CLASSIFIERS = MODELS
+
+
+__all__ = [
+    "BACKBONES",
+    "CLASSIFIERS",
+    "HEADS",
+    "LOSSES",
+    "MODELS",
+    "NECKS",
+    "build_backbone",
+    "build_classifier",
+    "build_head",
+    "build_loss",
+    "build_model",
+    "build_model_from_cfg",
+    "build_neck",
+]
 
 
 def build_backbone(cfg: dict) -> nn.Module:
