@@ -1,12 +1,15 @@
-"""RoIPool with mmcv's signature, on torchvision's kernel.
+"""RoIPool with mmcv's signature and box convention, on torchvision's kernel.
 
-Box corners are rounded to the feature grid (torchvision's, and Fast R-CNN's, convention);
-mmcv's CUDA kernel used the unrounded corners, so bins can differ by a pixel when
-``box * spatial_scale`` is fractional. Results are identical for integral corners.
+mmcv's kernel spans a box from ``x1 * scale`` to ``(x2 + 1) * scale`` (the ``+ 1`` in image
+pixels); torchvision's from ``round(x1 * scale)`` to ``round(x2 * scale) + 1`` (in feature
+pixels). The boxes are converted to mmcv's span before torchvision's kernel sees them, so the
+bins are mmcv's wherever those corners fall on the feature grid; elsewhere torchvision rounds
+them to it, where mmcv's kernel used fractional bin edges.
 """
 
 from __future__ import annotations
 
+import torch
 import torchvision
 from torch import Tensor, nn
 from torch.nn.modules.utils import _pair
@@ -32,7 +35,14 @@ def roi_pool(
         ``(K, C, h, w)`` pooled features.
     """
     assert rois.size(1) == 5, "RoI must be (idx, x1, y1, x2, y2)"
-    return torchvision.ops.roi_pool(input, rois, _pair(output_size), float(spatial_scale))
+    return torchvision.ops.roi_pool(input, _mmcv_span(rois, spatial_scale), _pair(output_size))
+
+
+def _mmcv_span(rois: Tensor, spatial_scale: float) -> Tensor:
+    # In feature pixels, with torchvision's inclusive far corner: x2' + 1 == (x2 + 1) * scale.
+    return torch.cat(
+        [rois[:, :1], rois[:, 1:3] * spatial_scale, (rois[:, 3:5] + 1) * spatial_scale - 1], 1
+    )
 
 
 class RoIPool(nn.Module):
@@ -58,7 +68,7 @@ class RoIPool(nn.Module):
         Returns:
             ``(K, C, h, w)`` pooled features.
         """
-        return torchvision.ops.roi_pool(input, rois, self.output_size, self.spatial_scale)
+        return roi_pool(input, rois, self.output_size, self.spatial_scale)
 
     def __repr__(self) -> str:
         return (
