@@ -187,24 +187,6 @@ class DeformConv2d(nn.Module):
         )
 
 
-def rename_legacy_offset_keys(state_dict: dict, prefix: str, version: int | None) -> None:
-    """Rename a version-1 checkpoint's ``<name>_offset.*`` keys to ``<name>.conv_offset.*``.
-
-    mmcv's first Pack layers kept the offset conv beside the layer (``conv2_offset``); version 2
-    moved it inside (``conv2.conv_offset``). Old checkpoints still load, as in mmcv.
-
-    Args:
-        state_dict: The state dict being loaded (changed in place).
-        prefix: The layer's key prefix, ending in ``.``.
-        version: The checkpoint's ``_version`` of this layer (None if absent).
-    """
-    if version is None or version < 2:
-        for kind in ("weight", "bias"):
-            new, old = f"{prefix}conv_offset.{kind}", f"{prefix[:-1]}_offset.{kind}"
-            if new not in state_dict and old in state_dict:
-                state_dict[new] = state_dict.pop(old)
-
-
 @CONV_LAYERS.register_module("DCN")
 class DeformConv2dPack(DeformConv2d):
     """A :class:`DeformConv2d` that predicts its own offsets, usable like ``nn.Conv2d``.
@@ -214,6 +196,9 @@ class DeformConv2dPack(DeformConv2d):
     Registered as ``'DCN'`` in ``CONV_LAYERS``. Arguments as :class:`DeformConv2d`.
     """
 
+    # mmcv's version 2 layout (``conv_offset`` inside the layer). mmcv's loader also renamed
+    # version-1 keys (``<name>_offset.*``, beside the layer); PyTorch 2 hands a child only the
+    # keys under its own prefix, so that rename cannot work there or here and is left out.
     _version = 2
 
     def __init__(self, *args, **kwargs) -> None:
@@ -255,13 +240,4 @@ class DeformConv2dPack(DeformConv2d):
             self.deform_groups,
             False,
             self.im2col_step,
-        )
-
-    def _load_from_state_dict(
-        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
-    ):
-        version = local_metadata.get("version", None)
-        rename_legacy_offset_keys(state_dict, prefix, version)
-        super()._load_from_state_dict(
-            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )

@@ -18,7 +18,7 @@ from torch.nn.modules.utils import _pair, _single
 from mmpar.cnn import CONV_LAYERS
 from mmpar.utils import deprecated_api_warning
 
-from .deform_conv import IntPair, _check_groups, rename_legacy_offset_keys
+from .deform_conv import IntPair, _check_groups
 
 __all__ = ["ModulatedDeformConv2d", "ModulatedDeformConv2dPack", "modulated_deform_conv2d"]
 
@@ -160,7 +160,7 @@ class ModulatedDeformConv2dPack(ModulatedDeformConv2d):
     :class:`ModulatedDeformConv2d`.
     """
 
-    _version = 2
+    _version = 2  # mmcv's layout version (see DeformConv2dPack)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -203,12 +203,4 @@ class ModulatedDeformConv2dPack(ModulatedDeformConv2d):
             self.dilation,
             self.groups,
             self.deform_groups,
-        )
-
-    def _load_from_state_dict(
-        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
-    ):
-        rename_legacy_offset_keys(state_dict, prefix, local_metadata.get("version", None))
-        super()._load_from_state_dict(
-            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
         )
