@@ -24,6 +24,27 @@ from mmpar.cnn.bricks.registry import NORM_LAYERS
 __all__ = ["SyncBatchNorm"]
 
 
+class _AllReduceSum(torch.autograd.Function):
+    """Sum over the group; the gradient of every rank's input is the summed gradient.
+
+    Each rank's output feeds that rank's loss, and the total loss is the sum over ranks, so
+    the gradient of an input is the sum of the output gradients of all ranks.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, tensor: Tensor, group: Any) -> Tensor:
+        ctx.group = group
+        out = tensor.clone()
+        dist.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        grad = grad.contiguous().clone()
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
+
+
 @NORM_LAYERS.register_module(name="MMSyncBN")
 class SyncBatchNorm(nn.SyncBatchNorm):
     """Batch norm with statistics over all processes of a group.
@@ -120,27 +141,29 @@ class SyncBatchNorm(nn.SyncBatchNorm):
         return self._synced_forward(input, factor)
 
     def _synced_forward(self, input: Tensor, factor: float) -> Tensor:
-        from torch.distributed.nn.functional import all_reduce
-
         group = self.group if self.group is not None else dist.group.WORLD
         world = self.group_size
         batch = input.size(0)
-        x = input.flatten(2).float()  # (N, C, L); statistics in float32 as mmcv's kernel
+        x = input.flatten(2)  # (N, C, L)
+        if x.dtype in (torch.float16, torch.bfloat16):
+            x = x.float()  # statistics in float32 at least, as mmcv's kernel
         channels = x.size(1)
         # 'default': every rank's statistic has weight 1 (divided by the group size);
         # 'N': weight = the rank's batch size (divided by the total batch).
         rank_weight = float(batch) if self.stats_mode == "N" else 1.0
         has_data = 1.0 if batch > 0 else 0.0
         local_mean = x.mean((0, 2)) if batch > 0 else x.new_zeros(channels)
-        flag = x.new_tensor([has_data * rank_weight])
-        reduced = all_reduce(torch.cat([local_mean * rank_weight, flag]), group=group)
-        total = reduced[-1].detach()
+        # Reduced with the mean: the batch flag (weighted) and the element count.
+        extra = x.new_tensor([has_data * rank_weight, batch * x.size(2)])
+        reduced = _AllReduceSum.apply(torch.cat([local_mean * rank_weight, extra]), group)
+        total = reduced[channels].detach()
+        count = int(reduced[channels + 1])
         divisor = total.clamp(min=1) if self.stats_mode == "N" else float(world)
         mean = reduced[:channels] / divisor
 
         centred = x - mean.view(1, -1, 1)
         local_var = centred.pow(2).mean((0, 2)) if batch > 0 else x.new_zeros(channels)
-        var = all_reduce(local_var * rank_weight, group=group) / divisor
+        var = _AllReduceSum.apply(local_var * rank_weight, group) / divisor
 
         inv_std = torch.rsqrt(var + self.eps)
         out = centred * inv_std.view(1, -1, 1)
@@ -148,7 +171,8 @@ class SyncBatchNorm(nn.SyncBatchNorm):
             out = out * self.weight.view(1, -1, 1) + self.bias.view(1, -1, 1)
         if self.track_running_stats and self.running_mean is not None and bool(total > 0):
             with torch.no_grad():
-                count = batch * x.size(2) * world
+                # The element count of the whole group (mmcv uses its local count times the
+                # group size, so its ranks disagree when batches differ).
                 unbiased = var * count / (count - 1) if count > 1 else var
                 self.running_mean.mul_(1 - factor).add_(mean.detach(), alpha=factor)
                 self.running_var.mul_(1 - factor).add_(unbiased.detach(), alpha=factor)

@@ -71,7 +71,9 @@ def test_function_apply_forwards_to_pytorch_path():
         value, SHAPES, start, locs.double(), weights.double(), 64
     )
     assert out.dtype == torch.float32
-    torch.testing.assert_close(out, multi_scale_deformable_attn_pytorch(value, SHAPES, locs, weights))
+    torch.testing.assert_close(
+        out, multi_scale_deformable_attn_pytorch(value, SHAPES, locs, weights)
+    )
 
 
 def test_pytorch_path_gradcheck():
@@ -119,8 +121,9 @@ def test_module_forward_matches_manual_computation():
     value = torch.randn(16, bs, 8)
     ref = torch.rand(bs, nq, 2, 2)
     start = torch.tensor([0, 12])
-    out = attn(query, value=value, reference_points=ref, spatial_shapes=SHAPES,
-               level_start_index=start)
+    out = attn(
+        query, value=value, reference_points=ref, spatial_shapes=SHAPES, level_start_index=start
+    )
     assert out.shape == (nq, bs, 8)
     # by hand, batch first
     q = query.transpose(0, 1)
@@ -134,12 +137,22 @@ def test_module_forward_matches_manual_computation():
 
     # batch_first gives the same numbers; boxes (cx, cy, w, h) are accepted
     attn.batch_first = True
-    out_bf = attn(query.transpose(0, 1), value=value.transpose(0, 1), reference_points=ref,
-                  spatial_shapes=SHAPES, level_start_index=start)
+    out_bf = attn(
+        query.transpose(0, 1),
+        value=value.transpose(0, 1),
+        reference_points=ref,
+        spatial_shapes=SHAPES,
+        level_start_index=start,
+    )
     torch.testing.assert_close(out_bf, out.transpose(0, 1))
     boxes = torch.cat([ref, torch.full_like(ref, 0.5)], -1)
-    out_box = attn(query.transpose(0, 1), value=value.transpose(0, 1), reference_points=boxes,
-                   spatial_shapes=SHAPES, level_start_index=start)
+    out_box = attn(
+        query.transpose(0, 1),
+        value=value.transpose(0, 1),
+        reference_points=boxes,
+        spatial_shapes=SHAPES,
+        level_start_index=start,
+    )
     locs = ref[:, :, None, :, None, :] + off / 2 * 0.5 * 0.5  # offset / points * wh * 0.5
     expected = attn.output_proj(_reference(v, SHAPES, locs, w)) + query.transpose(0, 1)
     torch.testing.assert_close(out_box, expected, rtol=1e-4, atol=1e-5)
@@ -152,9 +165,16 @@ def test_module_errors():
         MultiScaleDeformableAttention(embed_dims=12, num_heads=2, num_levels=1, num_points=1)
     attn = MultiScaleDeformableAttention(embed_dims=8, num_heads=2, num_levels=1, num_points=1)
     with pytest.raises(ValueError, match="2 or 4"):
-        attn(torch.zeros(4, 1, 8), reference_points=torch.zeros(1, 4, 1, 3),
-             spatial_shapes=torch.tensor([[2, 2]]))
+        attn(
+            torch.zeros(4, 1, 8),
+            reference_points=torch.zeros(1, 4, 1, 3),
+            spatial_shapes=torch.tensor([[2, 2]]),
+        )
     # mmcv's old argument name still works, with a warning
     with pytest.warns(DeprecationWarning):
-        attn(torch.zeros(4, 1, 8), residual=torch.zeros(4, 1, 8),
-             reference_points=torch.zeros(1, 4, 1, 2), spatial_shapes=torch.tensor([[2, 2]]))
+        attn(
+            torch.zeros(4, 1, 8),
+            residual=torch.zeros(4, 1, 8),
+            reference_points=torch.zeros(1, 4, 1, 2),
+            spatial_shapes=torch.tensor([[2, 2]]),
+        )
