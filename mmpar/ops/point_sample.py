@@ -206,7 +206,8 @@ def point_sample(
         input: Feature map, shape (N, C, H, W).
         points: Coordinates (x, y) in ``[0, 1]``, shape (N, P, 2) or (N, Hg, Wg, 2).
         align_corners: Passed to :func:`torch.nn.functional.grid_sample`. Default: False.
-        **kwargs: Further arguments of ``grid_sample`` (``mode``, ``padding_mode``).
+        **kwargs: Further arguments of ``grid_sample`` (``mode``, ``padding_mode``); ignored
+            during an ONNX export, which uses :func:`bilinear_grid_sample` as mmcv does.
 
     Returns:
         Features at the points, shape (N, C, P) or (N, C, Hg, Wg).
@@ -214,7 +215,11 @@ def point_sample(
     flat = points.dim() == 3
     if flat:
         points = points.unsqueeze(2)
-    output = F.grid_sample(input, denormalize(points), align_corners=align_corners, **kwargs)
+    if is_in_onnx_export_without_custom_ops():
+        # As mmcv: exported graphs get the gather formulation (bilinear, zero padding only).
+        output = bilinear_grid_sample(input, denormalize(points), align_corners=align_corners)
+    else:
+        output = F.grid_sample(input, denormalize(points), align_corners=align_corners, **kwargs)
     return output.squeeze(3) if flat else output
 
 

@@ -76,10 +76,10 @@ class SyncBatchNorm(nn.SyncBatchNorm):
         assert stats_mode in ["default", "N"], (
             f'stats_mode must be "default" or "N", got "{stats_mode}"'
         )
-        self.stats_mode = stats_mode
         super().__init__(
             num_features, eps, momentum, affine, track_running_stats, process_group=group
         )
+        self.stats_mode = stats_mode
         self.group = group
 
     @property

@@ -74,6 +74,25 @@ def test_bilinear_grid_sample_equals_grid_sample(align_corners):
     torch.testing.assert_close(bilinear_grid_sample(im, grid, align_corners), expected)
 
 
+def test_point_sample_uses_the_gather_formulation_in_onnx_export(monkeypatch):
+    import mmpar.ops.point_sample as module
+
+    torch.manual_seed(0)
+    feat = torch.randn(1, 2, 4, 5)
+    pts = torch.rand(1, 6, 2)
+    expected = point_sample(feat, pts)
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return bilinear_grid_sample(*args, **kwargs)
+
+    monkeypatch.setattr(torch.onnx, "is_in_onnx_export", lambda: True)
+    monkeypatch.setattr(module, "bilinear_grid_sample", spy)
+    torch.testing.assert_close(point_sample(feat, pts), expected)
+    assert len(calls) == 1
+
+
 def test_normalize_denormalize_and_shape():
     g = torch.tensor([-1.0, 0.0, 1.0])
     torch.testing.assert_close(normalize(g), torch.tensor([0.0, 0.5, 1.0]))
