@@ -17,8 +17,6 @@ convolutions in ``CONV_LAYERS`` and ``'MMSyncBN'`` in ``NORM_LAYERS``, as import
 """
 
 from ._unsupported import UnsupportedOpError
-from ._unsupported import unsupported_class as _stub_class  # for the ops_torch block below
-from ._unsupported import unsupported_function as _stub_function
 from .active_rotated_filter import active_rotated_filter
 from .assign_score_withk import assign_score_withk
 from .ball_query import ball_query
@@ -26,9 +24,12 @@ from .bbox import bbox_overlaps
 from .border_align import BorderAlign, border_align
 from .box_iou_quadri import box_iou_quadri
 from .box_iou_rotated import box_iou_rotated
+from .carafe import CARAFE, CARAFENaive, CARAFEPack, carafe, carafe_naive
+from .cc_attention import CrissCrossAttention
 from .chamfer_distance import chamfer_distance
 from .contour_expand import contour_expand
 from .convex_iou import convex_giou, convex_iou
+from .corner_pool import CornerPool
 from .correlation import Correlation
 from .deform_conv import DeformConv2d, DeformConv2dPack, deform_conv2d
 from .deform_roi_pool import (
@@ -58,18 +59,22 @@ from .iou3d import (
     nms_normal_bev,
 )
 from .knn import knn
+from .masked_conv import MaskedConv2d, masked_conv2d
 from .min_area_polygons import min_area_polygons
 from .modulated_deform_conv import (
     ModulatedDeformConv2d,
     ModulatedDeformConv2dPack,
     modulated_deform_conv2d,
 )
+from .multi_scale_deform_attn import MultiScaleDeformableAttention
 from .nms import batched_nms, nms, nms_match, nms_quadri, nms_rotated, soft_nms
 from .pixel_group import pixel_group
+from .point_sample import SimpleRoIAlign, point_sample, rel_roi_point_to_rel_img_point
 from .points_in_boxes import points_in_boxes_all, points_in_boxes_cpu, points_in_boxes_part
 from .points_in_polygons import points_in_polygons
 from .points_sampler import PointsSampler
 from .prroi_pool import PrRoIPool, prroi_pool
+from .psa_mask import PSAMask
 from .riroi_align_rotated import RiRoIAlignRotated, riroi_align_rotated
 from .roi_align import RoIAlign, roi_align
 from .roi_align_rotated import RoIAlignRotated, roi_align_rotated
@@ -95,32 +100,9 @@ from .sparse_structure import SparseConvTensor, scatter_nd
 from .sync_bn import SyncBatchNorm
 from .three_interpolate import three_interpolate
 from .three_nn import three_nn
+from .tin_shift import TINShift, tin_shift
 from .upfirdn2d import upfirdn2d
 from .voxelize import Voxelization, voxelization
-
-# --- BEGIN plain-PyTorch ops of the ops_torch branch: stand-ins until it is merged ----------
-_PENDING = "a later mmpar version (this plain-PyTorch op is being added)"
-CARAFE = _stub_class("CARAFE", _PENDING, "mmpar.ops.carafe")
-CARAFENaive = _stub_class("CARAFENaive", _PENDING, "mmpar.ops.carafe")
-CARAFEPack = _stub_class("CARAFEPack", _PENDING, "mmpar.ops.carafe")
-carafe = _stub_function("carafe", _PENDING, "mmpar.ops.carafe")
-carafe_naive = _stub_function("carafe_naive", _PENDING, "mmpar.ops.carafe")
-CrissCrossAttention = _stub_class("CrissCrossAttention", _PENDING, "mmpar.ops.cc_attention")
-CornerPool = _stub_class("CornerPool", _PENDING, "mmpar.ops.corner_pool")
-MaskedConv2d = _stub_class("MaskedConv2d", _PENDING, "mmpar.ops.masked_conv")
-masked_conv2d = _stub_function("masked_conv2d", _PENDING, "mmpar.ops.masked_conv")
-MultiScaleDeformableAttention = _stub_class(
-    "MultiScaleDeformableAttention", _PENDING, "mmpar.ops.multi_scale_deform_attn"
-)
-SimpleRoIAlign = _stub_class("SimpleRoIAlign", _PENDING, "mmpar.ops.point_sample")
-point_sample = _stub_function("point_sample", _PENDING, "mmpar.ops.point_sample")
-rel_roi_point_to_rel_img_point = _stub_function(
-    "rel_roi_point_to_rel_img_point", _PENDING, "mmpar.ops.point_sample"
-)
-PSAMask = _stub_class("PSAMask", _PENDING, "mmpar.ops.psa_mask")
-TINShift = _stub_class("TINShift", _PENDING, "mmpar.ops.tin_shift")
-tin_shift = _stub_function("tin_shift", _PENDING, "mmpar.ops.tin_shift")
-# --- END plain-PyTorch ops of the ops_torch branch ------------------------------------------
 
 __all__ = [
     "CARAFE",

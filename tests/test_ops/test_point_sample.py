@@ -1,3 +1,5 @@
+import importlib
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -75,7 +77,8 @@ def test_bilinear_grid_sample_equals_grid_sample(align_corners):
 
 
 def test_point_sample_uses_the_gather_formulation_in_onnx_export(monkeypatch):
-    import mmpar.ops.point_sample as module
+    # The submodule, not the function of the same name mmpar.ops re-exports (as mmcv.ops).
+    module = importlib.import_module("mmpar.ops.point_sample")
 
     torch.manual_seed(0)
     feat = torch.randn(1, 2, 4, 5)
