@@ -194,6 +194,8 @@ def nms_match(dets: ArrayLike, iou_threshold: float) -> list[ArrayLike]:
 
 
 _NMS_OPS = {"nms": nms, "soft_nms": soft_nms}
+# nms_cfg keys that leave batched_nms a plain per-class NMS ("iou_threshold" is required).
+_PLAIN_KEYS = {"type", "iou_threshold", "split_thr"}
 
 
 def batched_nms(
@@ -229,6 +231,16 @@ def batched_nms(
 
     cfg = dict(nms_cfg)
     class_agnostic = cfg.pop("class_agnostic", class_agnostic)
+    plain = cfg.get("type", "nms") == "nms" and "iou_threshold" in cfg and set(cfg) <= _PLAIN_KEYS
+    if plain and boxes.size(-1) == 4:
+        # Plain NMS per class: torchvision picks the faster of one offset NMS and a loop over
+        # classes (mmcv's two paths); the kept boxes and their order are the same.
+        iou = float(cfg["iou_threshold"])
+        if class_agnostic:
+            keep = torchvision.ops.nms(boxes, scores, iou)
+        else:
+            keep = torchvision.ops.batched_nms(boxes, scores, idxs, iou)
+        return torch.cat([boxes[keep], scores[keep, None]], -1), keep
     if class_agnostic:
         boxes_for_nms = boxes
     elif boxes.size(-1) == 5:

@@ -114,14 +114,21 @@ def test_batched_nms_suppresses_within_classes_only():
     assert cfg == {"type": "nms", "iou_threshold": 0.3}  # the caller's config is not changed
 
 
-def test_batched_nms_split_path_equals_the_direct_path():
+def test_batched_nms_paths_agree():
+    # Plain configs take torchvision's batched_nms; any other key takes mmcv's two paths (one
+    # offset NMS below split_thr, a loop over classes from it).
     boxes, scores = _boxes(80, seed=3)
     idxs = torch.arange(80) % 4
-    direct = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.4})
-    split = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.4, "split_thr": 10})
-    assert torch.equal(direct[0], split[0]) and torch.equal(direct[1], split[1])
+    fast = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.4})
+    direct = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.4, "offset": 0})
+    split = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.4, "split_thr": 10, "offset": 0})
+    for dets, keep in (direct, split):
+        assert torch.equal(dets, fast[0]) and torch.equal(keep, fast[1])
+    assert fast[1].tolist() == _ref_batched(boxes, scores, idxs, 0.4)
     capped = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.4, "split_thr": 10, "max_num": 3})
-    assert torch.equal(capped[1], direct[1][:3])
+    assert torch.equal(capped[1], fast[1][:3])
+    direct_capped = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.4, "max_num": 3})
+    assert torch.equal(direct_capped[1], fast[1][:3])
 
 
 def test_batched_nms_class_agnostic_and_no_config():
@@ -129,6 +136,8 @@ def test_batched_nms_class_agnostic_and_no_config():
     idxs = torch.arange(40) % 2
     dets, keep = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.3, "class_agnostic": True})
     assert keep.tolist() == _ref_nms(boxes, scores, 0.3)
+    cfg = {"iou_threshold": 0.3, "class_agnostic": True, "offset": 0}  # mmcv's own path
+    assert torch.equal(batched_nms(boxes, scores, idxs, cfg)[1], keep)
     _, keep2 = batched_nms(boxes, scores, idxs, {"iou_threshold": 0.3}, class_agnostic=True)
     assert torch.equal(keep, keep2)
     dets, keep = batched_nms(boxes, scores, idxs, None)
