@@ -104,10 +104,6 @@ ROTATED = (
     "box_iou_rotated, nms_rotated and ROIAlignRotated"
 )
 TEXT_DETECTION = "mmcv 2.x built for your torch (as mmocr 1.x uses it)"
-GAN = (
-    "the pure-PyTorch reference ops of NVIDIA's stylegan2-ada-pytorch (torch_utils.ops), or "
-    "mmcv 2.x built for your torch"
-)
 DEFORM_ROI_POOL = "mmpar.ops.RoIAlign (the same pooling without learned offsets), or mmcv 2.x"
 PRROI_POOL = "mmpar.ops.RoIAlign (sampled instead of integrated bins), or mmcv 2.x"
 BORDER_ALIGN = "mmcv 2.x built for your torch"

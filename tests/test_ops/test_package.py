@@ -156,6 +156,9 @@ PROVIDED = {
     "ConvTranspose2d",
     "Linear",
     "MaxPool2d",
+    "FusedBiasLeakyReLU",
+    "fused_bias_leakyrelu",
+    "upfirdn2d",
 }
 UNSUPPORTED = sorted(set(ALL_NAMES) - PROVIDED)
 
