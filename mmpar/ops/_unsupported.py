@@ -111,4 +111,3 @@ CORRELATION = (
     "spatial-correlation-sampler (pip install spatial-correlation-sampler), or a cost "
     "volume from torch.nn.functional.unfold"
 )
-SAC = "mmpar.ops.DeformConv2dPack ('DCN'), or mmcv 2.x built for your torch"

@@ -159,6 +159,7 @@ PROVIDED = {
     "FusedBiasLeakyReLU",
     "fused_bias_leakyrelu",
     "upfirdn2d",
+    "SAConv2d",
 }
 UNSUPPORTED = sorted(set(ALL_NAMES) - PROVIDED)
 
