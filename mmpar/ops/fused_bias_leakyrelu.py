@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["FusedBiasLeakyReLU", "fused_bias_leakyrelu"]
+__all__ = ["FusedBiasLeakyReLU", "bias_leakyrelu_ref", "fused_bias_leakyrelu"]
 
 
 def fused_bias_leakyrelu(
@@ -63,3 +63,7 @@ class FusedBiasLeakyReLU(nn.Module):
             A tensor shaped as ``input``.
         """
         return fused_bias_leakyrelu(input, self.bias, self.negative_slope, self.scale)
+
+
+#: mmcv's name for its PyTorch path of :func:`fused_bias_leakyrelu`.
+bias_leakyrelu_ref = fused_bias_leakyrelu

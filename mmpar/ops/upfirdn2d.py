@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["upfirdn2d"]
+__all__ = ["upfirdn2d", "upfirdn2d_native"]
 
 
 def _pair(value: int | Sequence[int]) -> tuple[int, int]:
@@ -60,3 +60,37 @@ def upfirdn2d(
     weight = torch.flip(kernel, [0, 1]).to(out.dtype).view(1, 1, *kernel.shape)
     out = F.conv2d(out, weight)[..., ::down_y, ::down_x]
     return out.reshape(n, c, out.shape[-2], out.shape[-1])
+
+
+def upfirdn2d_native(
+    input: Tensor,  # noqa: A002 (mmcv's argument name)
+    kernel: Tensor,
+    up_x: int,
+    up_y: int,
+    down_x: int,
+    down_y: int,
+    pad_x0: int,
+    pad_x1: int,
+    pad_y0: int,
+    pad_y1: int,
+) -> Tensor:
+    """:func:`upfirdn2d` with every factor spelled out (mmcv's name for its PyTorch path).
+
+    Args:
+        input: ``(N, C, H, W)``.
+        kernel: The 2D FIR filter.
+        up_x: Horizontal upsampling factor.
+        up_y: Vertical upsampling factor.
+        down_x: Horizontal downsampling factor.
+        down_y: Vertical downsampling factor.
+        pad_x0: Left padding (negative crops).
+        pad_x1: Right padding.
+        pad_y0: Top padding.
+        pad_y1: Bottom padding.
+
+    Returns:
+        The filtered tensor.
+    """
+    return upfirdn2d(
+        input, kernel, (up_x, up_y), (down_x, down_y), (pad_x0, pad_x1, pad_y0, pad_y1)
+    )

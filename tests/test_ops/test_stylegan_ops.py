@@ -66,6 +66,14 @@ def test_upfirdn2d_matches_its_definition(up, down, pad):
     assert out.shape[:2] == (2, 2) and torch.allclose(out[1, 0], ref)
 
 
+def test_upfirdn2d_native_spells_out_the_factors():
+    from mmpar.ops.upfirdn2d import upfirdn2d_native
+
+    img, kernel = torch.randn(1, 2, 4, 4), torch.randn(2, 3)
+    expected = upfirdn2d(img, kernel, (2, 1), (1, 2), (1, 0, 2, -1))
+    assert torch.equal(upfirdn2d_native(img, kernel, 2, 1, 1, 2, 1, 0, 2, -1), expected)
+
+
 def test_upfirdn2d_gradients():
     img = torch.randn(1, 1, 3, 3, dtype=torch.float64, requires_grad=True)
     kernel = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)
