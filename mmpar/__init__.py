@@ -19,8 +19,19 @@ from .fileio import *  # noqa: F403
 from .utils import *  # noqa: F403
 from .version import __version__ as __version__
 from .version import mmcv_version as mmcv_version
+from .version import parse_version_info as parse_version_info
+from .version import version_info as version_info
 
-__all__ = sorted({*fileio.__all__, *utils.__all__, "__version__", "mmcv_version"})
+__all__ = sorted(
+    {
+        *fileio.__all__,
+        *utils.__all__,
+        "__version__",
+        "mmcv_version",
+        "parse_version_info",
+        "version_info",
+    }
+)
 
 # mmcv's top-level names from its OpenCV/numpy subpackages, imported on first access. The test
 # tests/test_image/test_package.py checks that these lists equal each subpackage's __all__.

@@ -19,6 +19,8 @@ import os
 import re
 
 __version__ = "0.1.0"
+#: mmpar's release numbers as ints, as mmcv's ``version_info`` is for mmcv (e.g. ``(0, 1, 0)``).
+version_info: tuple = tuple(int(x) for x in __version__.split(".")[:3])
 
 #: The environment variable that overrides :data:`mmcv_version`.
 MMCV_VERSION_ENV = "MMPAR_MMCV_VERSION"

@@ -24,10 +24,13 @@ LAYERS = {
     "video": 1,  # mmcv.video: uses image (flow files) and arraymisc
     "arraymisc": 1,
     "parallel": 2,
+    # mmcv.device's wrappers subclass parallel's and its scatter handles DataContainer, so the
+    # package sits at parallel's layer, not with utils (nothing below needs get_device).
+    "device": 2,
     "visualization": 2,  # draws with image, shows flow with video
     "runner": 3,
     "engine": 3,  # the test loops, beside the runner as in mmcv
-    "cnn": 4,  # mmcv.cnn: layers and their registries, on the runner's BaseModule
+    "cnn": 4,  # layers and model builders, on the runner's BaseModule and weight init
     "ops": 5,  # mmcv.ops: registers DCN/MMSyncBN in cnn's registries, as mmcv does
     "datasets": 6,
     "models": 6,  # models may use the runner layer (mmcv's BaseModule lives in mmcv.runner)

@@ -46,7 +46,9 @@ def imnormalize(
     Returns:
         The normalised float32 image.
     """
-    return imnormalize_(img.astype(np.float32), mean, std, to_rgb)
+    # A C-ordered copy: OpenCV refuses strided arrays (e.g. an HWC view of CHW data, as
+    # mmcls's CIFAR10 yields), and ``astype`` alone keeps the input's strides.
+    return imnormalize_(img.astype(np.float32, order="C"), mean, std, to_rgb)
 
 
 def imnormalize_(

@@ -49,6 +49,9 @@ from .checkpoint_loader import (
     load_from_pavi,
     load_from_torchvision,
 )
+
+# mmcv's private helper, kept at mmcv's path: projects call it to resolve model-zoo paths.
+from .checkpoint_loader import _get_mmcv_home as _get_mmcv_home
 from .fsdp_state import broadcast_buffers, gather_full_model_state, gather_full_optimizer_state
 from .model_state import (
     CheckpointMismatchError,

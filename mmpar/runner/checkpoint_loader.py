@@ -52,10 +52,16 @@ class ModelZooFileError(TypeError, AssertionError):
 
 
 def _get_mmcv_home() -> str:
-    """The cache directory of mmcv's model zoo (``$MMCV_HOME``, else ``$XDG_CACHE_HOME/mmcv``)."""
+    """The cache directory of mmcv's model zoo, created if missing.
+
+    ``$MMCV_HOME`` if set (even to ``''``), else ``$XDG_CACHE_HOME/mmcv``, else
+    ``~/.cache/mmcv``; ``~`` is expanded. As in mmcv, an empty ``MMCV_HOME`` gives ``''`` (the
+    current directory) and nothing is created.
+    """
     default = os.path.join(os.getenv(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "mmcv")
     home = os.path.expanduser(os.getenv(ENV_MMCV_HOME, default))
-    os.makedirs(home, exist_ok=True)
+    if home:
+        os.makedirs(home, exist_ok=True)
     return home
 
 

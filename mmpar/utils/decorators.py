@@ -33,8 +33,9 @@ def check_prerequisites(
         msg_tmpl: Message template; ``{}`` twice: the missing names, the function's name.
 
     Returns:
-        The decorator. The decorated function raises :class:`RuntimeError` (with the
-        message) instead of running when a prerequisite is missing.
+        The decorator. When a prerequisite is missing, the decorated function prints the
+        message to stdout (as mmcv does; code and tests written for mmcv read it there) and
+        raises :class:`RuntimeError` carrying the same message, instead of running.
     """
     names = [prerequisites] if isinstance(prerequisites, str) else list(prerequisites)
 
@@ -43,9 +44,9 @@ def check_prerequisites(
         def guarded(*args: Any, **kwargs: Any) -> Any:
             missing = [name for name in names if not checker(name)]
             if missing:
-                raise RuntimeError(
-                    "Prerequisites not met: " + msg_tmpl.format(", ".join(missing), func.__name__)
-                )
+                message = msg_tmpl.format(", ".join(missing), func.__name__)
+                print(message)
+                raise RuntimeError(f"Prerequisites not met: {message}")
             return func(*args, **kwargs)
 
         return guarded

@@ -49,21 +49,23 @@ class _ColorFormatter(logging.Formatter):
         return super().format(record)
 
 
-def _console_handler() -> logging.Handler:
+def _console_handler(level: int) -> logging.Handler:
     handler = logging.StreamHandler()  # sys.stderr, like mmcv
+    handler.setLevel(level)
     stream = handler.stream
     use_color = hasattr(stream, "isatty") and stream.isatty() and not os.environ.get("NO_COLOR")
     handler.setFormatter(_ColorFormatter(_FORMAT) if use_color else logging.Formatter(_FORMAT))
     return handler
 
 
-def _add_file_handler(logger: logging.Logger, log_file: str, file_mode: str) -> None:
+def _add_file_handler(logger: logging.Logger, log_file: str, file_mode: str, level: int) -> None:
     path = osp.abspath(log_file)
     for handler in logger.handlers:
         if isinstance(handler, logging.FileHandler) and handler.baseFilename == path:
             return
     os.makedirs(osp.dirname(path), exist_ok=True)
     handler = logging.FileHandler(path, file_mode, encoding="utf-8")
+    handler.setLevel(level)
     handler.setFormatter(logging.Formatter(_FORMAT))
     logger.addHandler(handler)
 
@@ -78,8 +80,11 @@ def get_logger(
 
     The first call for ``name`` sets up a console handler (level names coloured when the
     console is a TTY; set ``NO_COLOR`` to disable) and, on rank 0, a file handler for
-    ``log_file``. Later calls return the same logger without adding console handlers; a
-    later call with a new ``log_file`` adds that file (e.g. once the work dir is known).
+    ``log_file``, both at ``log_level``; the logger is at ``log_level`` on rank 0 and at
+    ``ERROR`` on other ranks (mmcv's rules). Records also propagate to the root logger, whose
+    plain ``StreamHandler`` handlers are set to ``ERROR`` so nothing prints twice.
+    Later calls return the same logger without adding console handlers; a later call with a
+    new ``log_file`` adds that file (e.g. once the work dir is known).
     Children of an initialized logger (``'name.sub'``) are returned as they are.
 
     Args:
@@ -95,17 +100,21 @@ def get_logger(
     rank = _get_rank()
     if name in _initialized:
         if log_file is not None and rank == 0:
-            _add_file_handler(logger, log_file, file_mode)
+            level = next((h.level for h in logger.handlers), logging.NOTSET)
+            _add_file_handler(logger, log_file, file_mode, level)
         return logger
     if any(name.startswith(f"{parent}.") for parent in _initialized):
         return logger
 
-    # Our handlers print the records; do not also let the root logger print them (torch's
-    # elastic launcher and some libraries configure root handlers).
-    logger.propagate = False
-    logger.addHandler(_console_handler())
+    # As in mmcv, records still propagate (so pytest's caplog and root-level handlers see
+    # them), but plain console handlers on the root logger (torch's elastic launcher and
+    # basicConfig() install one) are limited to errors, so a record is not printed twice.
+    for handler in logger.root.handlers:
+        if type(handler) is logging.StreamHandler:
+            handler.setLevel(logging.ERROR)
+    logger.addHandler(_console_handler(log_level))
     if log_file is not None and rank == 0:
-        _add_file_handler(logger, log_file, file_mode)
+        _add_file_handler(logger, log_file, file_mode, log_level)
     logger.setLevel(log_level if rank == 0 else logging.ERROR)
     _initialized.add(name)
     return logger

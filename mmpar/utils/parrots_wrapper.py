@@ -53,6 +53,24 @@ def get_build_config() -> str:
     return torch.__config__.show()
 
 
+# mmcv's private getters, which return the classes above as tuples; downstream code imports
+# them (mmpose 0.29's datasets/builder.py calls ``_get_dataloader``).
+def _get_conv() -> tuple[type, type]:
+    return _ConvNd, _ConvTransposeMixin
+
+
+def _get_dataloader() -> tuple[type, type]:
+    return DataLoader, PoolDataLoader
+
+
+def _get_pool() -> tuple[type, type, type, type]:
+    return _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd, _MaxPoolNd
+
+
+def _get_norm() -> tuple[type, type, type]:
+    return _BatchNorm, _InstanceNorm, SyncBatchNorm
+
+
 def __getattr__(name: str) -> Any:
     if name in NOT_PROVIDED:
         raise not_provided(__name__, name)

@@ -1,14 +1,19 @@
-"""Progress bars for loops and process pools (mmcv 1.x ``mmcv.utils.progressbar``), on tqdm.
+r"""Progress bars for loops and process pools (mmcv 1.x ``mmcv.utils.progressbar``).
 
-The signatures, counting and results are mmcv's; the drawing is tqdm's.
+The text is mmcv's, character for character, since code and tests written for mmcv read it:
+``start`` writes ``[<spaces>] 0/N, elapsed: 0s, ETA:``, each ``update`` rewrites the line
+(``\r``) as ``[>>>   ] 3/10, 1.2 task/s, elapsed: 2s, ETA:     5s``; without a task count,
+``completed: 0, elapsed: 0s`` then ``completed: 3, elapsed: 2s, 1.5 tasks/s`` appended to it.
+The bar shrinks to fit the terminal (``shutil.get_terminal_size``, which reads ``COLUMNS`` and
+falls back to 80 columns without a terminal). The ``track_*`` functions end the line.
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Iterable, Iterator
 from multiprocessing import Pool
+from shutil import get_terminal_size
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 from .compat_errors import CheckTypeError, CheckValueError
@@ -23,12 +28,12 @@ Tasks = Union[Iterable, tuple[Iterable, int]]
 class ProgressBar:
     """A progress bar for ``task_num`` tasks (a counter when ``task_num`` is 0).
 
-    The bar ends its line by itself when ``completed`` reaches ``task_num``; call
-    :meth:`close` to end it earlier.
+    As in mmcv, the bar does not end its line; call :meth:`close` (the ``track_*`` functions
+    do) before printing anything else.
 
     Args:
         task_num: Number of tasks; 0 if unknown.
-        bar_width: Width of the bar in characters.
+        bar_width: Largest width of the bar in characters.
         start: Show the bar now; otherwise call :meth:`start` (or :meth:`update`) later.
         file: Stream to draw on; the current ``sys.stdout`` when None.
 
@@ -48,40 +53,28 @@ class ProgressBar:
         self.bar_width = bar_width
         self.completed = 0
         self.file = sys.stdout if file is None else file
-        self._bar: Any = None
+        self._line_open = False
         if start:
             self.start()
 
     @property
     def terminal_width(self) -> int:
-        """Width of the terminal in columns."""
-        return shutil.get_terminal_size().columns
+        """Width of the terminal in columns (``COLUMNS``, else the terminal's, else 80)."""
+        width, _ = get_terminal_size()
+        return width
 
     def start(self) -> None:
-        """Show the bar (again) from the current count and restart :attr:`timer`."""
-        from tqdm import tqdm
-
-        self.close()
+        """Write the empty bar and (re)start :attr:`timer`."""
         if self.task_num > 0:
-            fmt = (
-                f"[{{bar:{max(2, self.bar_width)}}}] {{n_fmt}}/{{total_fmt}}, {{rate_fmt}}, "
-                "elapsed: {elapsed}, ETA: {remaining}"
-            )
+            self.file.write(f"[{' ' * self.bar_width}] 0/{self.task_num}, elapsed: 0s, ETA:")
         else:
-            fmt = "completed: {n_fmt}, elapsed: {elapsed}, {rate_fmt}"
-        self._bar = tqdm(
-            total=self.task_num if self.task_num > 0 else None,
-            initial=self.completed,
-            file=self.file,
-            bar_format=fmt,
-            unit="task",
-            ascii=" >",
-            dynamic_ncols=False,
-        )
+            self.file.write("completed: 0, elapsed: 0s")
+        self.file.flush()
+        self._line_open = True
         self.timer = Timer()
 
     def update(self, num_tasks: int = 1) -> None:
-        """Count ``num_tasks`` more tasks as done.
+        """Count ``num_tasks`` more tasks as done and redraw.
 
         Args:
             num_tasks: How many tasks finished; must be positive.
@@ -91,18 +84,38 @@ class ProgressBar:
         """
         if not num_tasks > 0:
             raise CheckValueError(f"ProgressBar.update: num_tasks must be > 0, got {num_tasks!r}")
-        if self._bar is None:
+        if not hasattr(self, "timer"):  # mmcv needs start() first; we start here instead
             self.start()
         self.completed += num_tasks
-        self._bar.update(num_tasks)
-        if 0 < self.task_num <= self.completed:
-            self.close()
+        elapsed = self.timer.since_start()
+        rate = self.completed / elapsed if elapsed > 0 else float("inf")
+        seconds = int(elapsed + 0.5)
+        if self.task_num > 0:
+            self.file.write(self._bar_line(elapsed, rate, seconds))
+        else:
+            self.file.write(f"completed: {self.completed}, elapsed: {seconds}s, {rate:.1f} tasks/s")
+        self.file.flush()
+        self._line_open = True
+
+    def _bar_line(self, elapsed: float, rate: float, seconds: int) -> str:
+        fraction = self.completed / float(self.task_num)
+        eta = int(elapsed * (1 - fraction) / fraction + 0.5)
+        tail = f"] {self.completed}/{self.task_num}, {rate:.1f} task/s, elapsed: {seconds}s, "
+        tail += f"ETA: {eta:5}s"
+        # The bar takes what the text leaves of the line, at most bar_width and 60% of the
+        # terminal, never less than 2 characters.
+        columns = self.terminal_width
+        fixed = len("\r[") + len(tail)
+        width = max(2, min(self.bar_width, columns - fixed, int(columns * 0.6)))
+        marks = int(width * fraction)
+        return f"\r[{'>' * marks}{' ' * (width - marks)}{tail}"
 
     def close(self) -> None:
-        """End the bar's line (drawing the final count); later updates start a new line."""
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
+        """End the bar's line with a newline (once; later updates continue on the next line)."""
+        if self._line_open:
+            self.file.write("\n")
+            self.file.flush()
+            self._line_open = False
 
 
 def _split_tasks(tasks: Tasks) -> tuple[Iterable, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import re
 import warnings
@@ -266,8 +267,28 @@ class Registry:
         self._children[registry.scope] = registry
 
     def _register_module(
-        self, module: Any, module_name: Union[str, Sequence[str], None] = None, force: bool = False
+        self,
+        module: Any = None,
+        module_name: Union[str, Sequence[str], None] = None,
+        force: bool = False,
+        **deprecated: Any,
     ) -> None:
+        if "module_class" in deprecated:
+            # mmcv 1.x renamed this argument; the old keyword still works, with a warning.
+            if module is not None:
+                raise AssertionError(
+                    "_register_module got both module_class (the old name) and module; "
+                    "pass module only"
+                )
+            warnings.warn(
+                f"{self._name} registry: _register_module(module_class=...) is deprecated; "
+                "pass module=... instead",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            module = deprecated.pop("module_class")
+        if deprecated:
+            raise TypeError(f"_register_module() got unexpected arguments {sorted(deprecated)}")
         if not (inspect.isclass(module) or inspect.isfunction(module)):
             raise TypeError(
                 f"{self._name} registry: module must be a class or a function, but got "
@@ -283,6 +304,29 @@ class Registry:
                     f"(by {self._module_dict[name]!r}); pass force=True to override it"
                 )
             self._module_dict[name] = module
+
+    def deprecated_register_module(self, cls: Any = None, force: bool = False) -> Any:
+        """Register with the old API, ``register_module(cls, force=False)``; warns on each call.
+
+        Args:
+            cls: The class to register under its own name; when None, a decorator is returned
+                (which warns again when it is applied).
+            force: Replace an existing entry of the same name instead of raising KeyError.
+
+        Returns:
+            ``cls``, or the decorator.
+        """
+        warnings.warn(
+            f"{self._name} registry: the old form register_module(cls, force=False) is "
+            "deprecated and will go; use register_module(name=None, force=False, module=None) "
+            "or the @register_module() decorator",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if cls is None:
+            return functools.partial(self.deprecated_register_module, force=force)
+        self._register_module(cls, force=force)
+        return cls
 
     def register_module(
         self,
@@ -309,15 +353,8 @@ class Registry:
         """
         if not isinstance(force, bool):
             raise TypeError(f"force must be a bool, but got {type(force).__name__}")
-        if inspect.isclass(name):
-            warnings.warn(
-                f"{self._name} registry: register_module({name.__name__}) is the deprecated "
-                "form; use register_module(module=...) or the @register_module() decorator",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            self._register_module(name, None, force)
-            return name
+        if inspect.isclass(name):  # the old form register_module(SomeClass)
+            return self.deprecated_register_module(name, force=force)
         names_ok = isinstance(name, (list, tuple)) and all(isinstance(n, str) for n in name)
         if not (name is None or isinstance(name, str) or names_ok):
             hint = " (pass a function as module=...)" if inspect.isfunction(name) else ""

@@ -46,7 +46,11 @@ def isolated(tmp_path, monkeypatch, mlflow_db):
         monkeypatch.setenv(key, value)
     for key in ("MLFLOW_EXPERIMENT_NAME", "MLFLOW_RUN_ID", "WANDB_PROJECT", "WANDB_RUN_ID"):
         monkeypatch.delenv(key, raising=False)
-    return tmp_path
+    yield tmp_path
+    # MlflowLoggerHook leaves its run active, as mmcv's did; end it while the tracking URI is
+    # still the test's (otherwise MLflow ends it at exit in a default store in the cwd).
+    if "mlflow" in sys.modules:
+        sys.modules["mlflow"].end_run()
 
 
 def train(make_runner, make_loader, tracker, interval=1, by_epoch=True):
@@ -93,10 +97,17 @@ def test_mlflow_metrics_params_tags_and_model(isolated, make_runner, make_loader
     )
     runner, records = train(make_runner, make_loader, hook)
 
+    import mlflow
+
+    # As under mmcv, the run MLflow started on the hook's first call stays active after
+    # training (MLflow ends it at exit); the caller ends it.
+    active = mlflow.active_run()
+    assert active is not None
+    mlflow.end_run()
     client = MlflowClient()
     experiment = client.get_experiment_by_name("toy")
     (run,) = client.search_runs([experiment.experiment_id])
-    assert run.info.status == "FINISHED"  # the hook ended the run it started
+    assert run.info.run_id == active.info.run_id
     assert run.data.params == {"lr": "0.01", "arch": "linear"}
     assert run.data.tags["team"] == "vision"
 
@@ -104,11 +115,13 @@ def test_mlflow_metrics_params_tags_and_model(isolated, make_runner, make_loader
     expected = train_losses(records)
     assert [m.step for m in history] == list(range(1, 7))
     assert [m.value for m in history] == pytest.approx([expected[s] for s in range(1, 7)], abs=1e-5)
+    # Every record (val too) carries lr and momentum at step runner.iter + 1; a val epoch
+    # after 3 iterations is at step 4, as in mmcv.
     lr = client.get_metric_history(run.info.run_id, "learning_rate")
-    assert [m.step for m in lr] == list(range(1, 7)) and lr[0].value == pytest.approx(0.01)
-    # A val record has the step of the last train record before it and no lr of its own.
-    val = client.get_metric_history(run.info.run_id, "val/val_loss")
-    assert [m.step for m in val] == [3, 6]
+    assert sorted(m.step for m in lr) == [1, 2, 3, 4, 4, 5, 6, 7]
+    assert lr[0].value == pytest.approx(0.01)
+    val = sorted(client.get_metric_history(run.info.run_id, "val/val_loss"), key=lambda m: m.step)
+    assert [m.step for m in val] == [4, 7]
     assert [m.value for m in val] == pytest.approx(val_losses(records), abs=1e-5)
     assert "train/time" not in run.data.metrics
 
@@ -157,7 +170,9 @@ def test_wandb_offline_history_steps_summary_artifact(isolated, make_runner, mak
     )
     with pytest.warns(UserWarning, match="median"):
         runner, records = train(make_runner, make_loader, hook)
-    assert hook.run is None  # finished
+    import wandb
+
+    assert wandb.run is None  # wandb.join() finished the run
 
     rows = {}
     kinds = set()
@@ -166,15 +181,16 @@ def test_wandb_offline_history_steps_summary_artifact(isolated, make_runner, mak
         if rec["type"] == "history":
             rows[rec["history"]["step"].get("num", 0)] = rec["history"]["item"]
     expected = train_losses(records)
-    assert sorted(rows) == list(range(1, 7))
-    for step, row in rows.items():
-        assert row["train/loss"] == pytest.approx(expected[step], abs=1e-5)
-        assert row["learning_rate"] == pytest.approx(0.01)
-    # The val record shares the row of the train record of the same step.
-    assert [rows[s].get("val/val_loss") for s in (3, 6)] == pytest.approx(
-        val_losses(records), abs=1e-5
-    )
-    assert all("val/val_loss" not in rows[s] for s in (1, 2, 4, 5))
+    # mmcv's calls: wandb.log(tags, step=runner.iter + 1, commit=True). The val epochs land at
+    # steps 4 and 7; the first train record of epoch 2 (also step 4, logged after the val
+    # record was committed) is dropped by wandb, as it was under mmcv.
+    assert sorted(rows) == list(range(1, 8))
+    for step in (1, 2, 3, 5, 6):
+        assert rows[step]["train/loss"] == pytest.approx(expected[step], abs=1e-5)
+    for step, val_loss in zip((4, 7), val_losses(records)):
+        assert rows[step]["val/val_loss"] == pytest.approx(val_loss, abs=1e-5)
+        assert "train/loss" not in rows[step]
+    assert all(row["learning_rate"] == pytest.approx(0.01) for row in rows.values())
     assert "metric" in kinds and "artifact" in kinds  # define_metric and the log artifact
 
 
@@ -186,12 +202,13 @@ def test_wandb_without_step_logs_global_step(isolated, make_runner, make_loader)
     )
     train(make_runner, make_loader, hook, interval=3)
     rows = [r["history"]["item"] for r in read_wandb_records(isolated) if r["type"] == "history"]
-    # One row per record: train at steps 3 and 6, each followed by its val record.
+    # One row per record: train at steps 3 and 6, each followed by its val record at
+    # runner.iter + 1 (mmcv's step).
     assert [(r["global_step"], "train/loss" in r, "val/val_loss" in r) for r in rows] == [
         (3, True, False),
-        (3, False, True),
+        (4, False, True),
         (6, True, False),
-        (6, False, True),
+        (7, False, True),
     ]
 
 
@@ -214,7 +231,8 @@ def test_dvclive_by_epoch_steps_and_model_file(isolated, make_runner, make_loade
     runner, records = train(make_runner, make_loader, hook)
 
     expected = train_losses(records)
-    # One DVCLive step per epoch: the last train record of the epoch and its val result.
+    # mmcv's by_epoch: no per-iteration records; at the end of each epoch the last train
+    # record (this hook is the last logger), and the val epoch, both at the epoch's step.
     assert read_tsv(out / "plots" / "metrics" / "train" / "loss.tsv") == [
         (1, pytest.approx(expected[3], abs=1e-5)),
         (2, pytest.approx(expected[6], abs=1e-5)),
@@ -234,10 +252,11 @@ def test_dvclive_by_iter_steps(isolated, make_runner, make_loader):
     out = isolated / "dvclive_iter"
     hook = DvcliveLoggerHook(interval=2, by_epoch=False, dir=str(out), save_dvc_exp=False)
     _, records = train(make_runner, make_loader, hook, interval=2, by_epoch=False)
+    # Val records (lr and momentum included, as in mmcv) at runner.iter + 1.
     lr = read_tsv(out / "plots" / "metrics" / "learning_rate.tsv")
-    assert [s for s, _ in lr] == [2, 4, 6]
+    assert [s for s, _ in lr] == [2, 4, 4, 6, 7]
     val = read_tsv(out / "plots" / "metrics" / "val" / "val_loss.tsv")
-    assert [s for s, _ in val] == [3, 6]
+    assert [s for s, _ in val] == [4, 7]
     # by_epoch=False counts the interval over all iterations: records at global steps 2, 4, 6,
     # each the mean of the last 2 iterations (what the text log shows too).
     loss = read_tsv(out / "plots" / "metrics" / "train" / "loss.tsv")

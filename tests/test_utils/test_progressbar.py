@@ -1,4 +1,6 @@
-"""mmcv 1.x progress bars: ProgressBar and track_* (drawn by tqdm, counted as in mmcv)."""
+"""mmcv 1.x progress bars: ProgressBar and track_* (counting, results, pools).
+
+The exact text mmcv writes is checked in test_mmcv_behaviour_utils.py."""
 
 import io
 import multiprocessing
@@ -47,7 +49,7 @@ def set_initial(value):
     _INITIAL = value
 
 
-def test_progress_bar_counts_and_finishes_its_line():
+def test_progress_bar_counts_and_leaves_its_line_to_close():
     out = io.StringIO()
     bar = ProgressBar(3, bar_width=10, file=out)
     assert (bar.task_num, bar.bar_width, bar.completed, bar.file) == (3, 10, 0, out)
@@ -55,7 +57,10 @@ def test_progress_bar_counts_and_finishes_its_line():
     bar.update(num_tasks=2)
     assert bar.completed == 3
     text = out.getvalue()
-    assert "3/3" in text and text.endswith("\n")
+    assert "3/3" in text and not text.endswith("\n")  # as in mmcv: the caller ends the line
+    bar.close()
+    bar.close()
+    assert out.getvalue() == text + "\n"
     assert bar.timer.since_start() >= 0
 
 

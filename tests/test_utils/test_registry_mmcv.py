@@ -103,3 +103,55 @@ def test_build_from_cfg_exception_types(models):
         models.build(dict(type="Net", deph=50))
     assert isinstance(info.value, TypeError) and "Did you mean: depth?" in str(info.value)
     assert build_from_cfg(dict(depth=3), models, default_args=dict(type="Net")).depth == 3
+
+
+def test_deprecated_register_module_warns_on_every_form(models):
+    class A:
+        pass
+
+    class B:
+        pass
+
+    with pytest.deprecated_call(match=r"register_module\(cls, force=False\) is deprecated"):
+        assert models.deprecated_register_module(A) is A
+    assert models.get("A") is A
+    with pytest.deprecated_call():
+        decorator = models.deprecated_register_module(force=True)
+    with pytest.deprecated_call():  # applying the decorator warns again, then registers
+        assert decorator(B) is B
+    assert models.get("B") is B
+    with pytest.deprecated_call(), pytest.raises(KeyError):
+        models.deprecated_register_module(A)
+    with pytest.deprecated_call():
+        assert models.deprecated_register_module(A, force=True) is A
+
+
+def test_register_module_with_a_class_goes_through_the_deprecated_api(models, monkeypatch):
+    calls = []
+    original = models.deprecated_register_module
+
+    def spy(cls=None, force=False):
+        calls.append((cls, force))
+        return original(cls, force=force)
+
+    monkeypatch.setattr(models, "deprecated_register_module", spy)
+
+    class C:
+        pass
+
+    with pytest.deprecated_call():
+        assert models.register_module(C, force=True) is C
+    assert calls == [(C, True)]
+
+
+def test_private_register_module_accepts_the_old_module_class_keyword(models):
+    class D:
+        pass
+
+    with pytest.deprecated_call(match="module_class"):
+        models._register_module(module_class=D, module_name="DD")
+    assert models.get("DD") is D
+    with pytest.raises(AssertionError):
+        models._register_module(module_class=D, module=D)
+    models._register_module(module=D, force=True)  # the new keyword: no warning
+    assert models.get("D") is D

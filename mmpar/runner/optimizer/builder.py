@@ -16,16 +16,17 @@ OPTIMIZER_BUILDERS = Registry("optimizer builder")
 
 
 def register_torch_optimizers() -> list[str]:
-    """Register every optimizer class in ``torch.optim``; return their names."""
+    """Register every optimizer class ``torch.optim`` exports; return their names.
+
+    As in mmcv, every public class that is a ``torch.optim.Optimizer`` counts, the base class
+    ``Optimizer`` included, so new torch optimizers (``Adafactor``, ...) appear by themselves.
+    """
     names = []
     for name in dir(torch.optim):
+        if name.startswith("__"):
+            continue
         obj = getattr(torch.optim, name)
-        if (
-            not name.startswith("_")
-            and inspect.isclass(obj)
-            and issubclass(obj, torch.optim.Optimizer)
-            and obj is not torch.optim.Optimizer
-        ):
+        if inspect.isclass(obj) and issubclass(obj, torch.optim.Optimizer):
             OPTIMIZERS.register_module(module=obj)
             names.append(name)
     return names

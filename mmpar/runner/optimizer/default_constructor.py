@@ -2,58 +2,71 @@
 
 from __future__ import annotations
 
-import copy
-from typing import Any
+import warnings
+from typing import Any, Union
 
 import torch
 import torch.nn as nn
 
+from mmpar.utils.parrots_wrapper import _BatchNorm, _InstanceNorm
+
 from .builder import OPTIMIZER_BUILDERS, OPTIMIZERS
 
-_NORMS = (
-    nn.BatchNorm1d,
-    nn.BatchNorm2d,
-    nn.BatchNorm3d,
-    nn.SyncBatchNorm,
-    nn.GroupNorm,
-    nn.LayerNorm,
-    nn.InstanceNorm1d,
-    nn.InstanceNorm2d,
-    nn.InstanceNorm3d,
-)
+_NORMS = (_BatchNorm, _InstanceNorm, nn.GroupNorm, nn.LayerNorm)
 _PARAMWISE_KEYS = {
     "custom_keys",
     "bias_lr_mult",
     "bias_decay_mult",
     "norm_decay_mult",
     "dwconv_decay_mult",
+    "dcn_offset_lr_mult",
     "bypass_duplicate",
 }
+# A deformable convolution is recognised by class name (its own or a base class's), the rule
+# mmcv applies with isinstance on mmcv.ops' two classes; the runner layer may not import ops.
+_DCN_CLASS_NAMES = {"DeformConv2d", "ModulatedDeformConv2d"}
+
+
+def _is_dcn(module: nn.Module) -> bool:
+    """Return True if ``module`` is a (modulated) deformable convolution or a subclass of one."""
+    return any(cls.__name__ in _DCN_CLASS_NAMES for cls in type(module).__mro__)
 
 
 @OPTIMIZER_BUILDERS.register_module()
 class DefaultOptimizerConstructor:
     """Build an optimizer with optional per-parameter settings.
 
-    ``paramwise_cfg`` keys (all optional):
+    Without ``paramwise_cfg`` the optimizer gets ``model.parameters()``. With it, every
+    parameter gets its own param group, set by these (all optional) keys:
 
     - ``custom_keys``: ``{substring: dict(lr_mult=..., decay_mult=...)}``. A parameter whose
-      full name contains the substring gets those multipliers; the longest matching key wins
-      (ties: alphabetical). Custom keys override the rules below.
-    - ``bias_lr_mult``: lr multiplier of biases (not of normalization layers).
-    - ``bias_decay_mult``: weight-decay multiplier of biases (not of normalization layers).
-    - ``norm_decay_mult``: weight-decay multiplier of normalization layers' weight and bias.
-    - ``dwconv_decay_mult``: weight-decay multiplier of depth-wise convolutions.
-    - ``bypass_duplicate``: skip parameters shared by several modules instead of failing.
+      name (``'<module prefix>.<param name>'``; ``'.<name>'`` for the model's own parameters)
+      contains a key gets that key's multipliers and none of the rules below. The longest
+      matching key wins; among equally long keys, the alphabetically first.
+    - ``bias_lr_mult``: lr multiplier of every ``bias`` except those of normalization layers
+      and of the direct children of deformable convolutions.
+    - ``norm_decay_mult``: weight-decay multiplier of normalization layers' parameters.
+    - ``dwconv_decay_mult``: weight-decay multiplier of depth-wise ``Conv2d`` parameters
+      (``in_channels == groups``), unless the layer is a normalization layer.
+    - ``bias_decay_mult``: weight-decay multiplier of other biases (not of the direct
+      children of deformable convolutions).
+    - ``dcn_offset_lr_mult``: lr multiplier of the ``conv_offset`` ``Conv2d`` of every
+      deformable convolution (``DeformConv2d`` / ``ModulatedDeformConv2d`` and subclasses); it
+      replaces ``bias_lr_mult`` there.
+    - ``bypass_duplicate``: skip (with a warning) a parameter already in a group instead of
+      letting the optimizer reject it.
+
+    Parameters with ``requires_grad=False`` get a group of their own with the defaults. Keys
+    of other names are kept for subclasses (mmcv passes them through); the base class warns
+    about them.
 
     Args:
         optimizer_cfg: ``dict(type='SGD', lr=..., ...)``, the optimizer's arguments.
         paramwise_cfg: The dict described above, or None for one param group.
 
     Raises:
-        TypeError: Configs are not dicts.
-        KeyError: ``optimizer_cfg`` has no ``type``/``lr``, or ``paramwise_cfg`` has an
-            unknown key.
+        TypeError: A config is not a dict, or ``lr`` is missing where a rule multiplies it.
+        KeyError: ``optimizer_cfg`` has no ``type``.
         ValueError: A decay multiplier is given but the optimizer has no ``weight_decay``.
     """
 
@@ -66,24 +79,27 @@ class DefaultOptimizerConstructor:
         self.paramwise_cfg = {} if paramwise_cfg is None else paramwise_cfg
         self.base_lr = optimizer_cfg.get("lr")
         self.base_wd = optimizer_cfg.get("weight_decay")
-        self._validate()
+        self._validate_cfg()
 
-    def _validate(self) -> None:
+    def _validate_cfg(self) -> None:
         cfg = self.paramwise_cfg
         if not isinstance(cfg, dict):
             raise TypeError(f"paramwise_cfg must be a dict or None, but got {type(cfg).__name__}")
         unknown = set(cfg) - _PARAMWISE_KEYS
-        if unknown:
-            raise KeyError(
-                f"unknown paramwise_cfg keys {sorted(unknown)}; valid: {sorted(_PARAMWISE_KEYS)}"
+        # Subclasses (mmseg's layer-decay constructor, mmaction's TSM one) read keys of their
+        # own from paramwise_cfg, so only the base class calls an unknown key a likely typo.
+        if unknown and type(self) is DefaultOptimizerConstructor:
+            warnings.warn(
+                f"paramwise_cfg keys {sorted(unknown)} are ignored by DefaultOptimizerConstructor;"
+                f" it reads {sorted(_PARAMWISE_KEYS)}",
+                UserWarning,
+                stacklevel=3,
             )
         custom = cfg.get("custom_keys", {})
         if not isinstance(custom, dict):
             raise TypeError(
                 f"paramwise_cfg.custom_keys must be a dict, got {type(custom).__name__}"
             )
-        if cfg and self.base_lr is None:
-            raise KeyError('optimizer_cfg needs "lr" when paramwise_cfg is used')
         uses_decay = any(
             k in cfg for k in ("bias_decay_mult", "norm_decay_mult", "dwconv_decay_mult")
         )
@@ -94,57 +110,98 @@ class DefaultOptimizerConstructor:
                 "add weight_decay=... to the optimizer config"
             )
 
-    def _group_for(self, name: str, full_name: str, module: nn.Module, param: torch.Tensor) -> dict:
-        group: dict[str, Any] = {"params": [param]}
+    def _lr(self, mult: float, what: str) -> float:
+        if self.base_lr is None:
+            raise TypeError(
+                f"paramwise_cfg applies {what} but optimizer_cfg has no lr to multiply; "
+                "add lr=... to the optimizer config"
+            )
+        return self.base_lr * mult
+
+    def _is_in(self, param_group: dict, param_group_list: list) -> bool:
+        """Return True if a parameter of ``param_group`` is already in ``param_group_list``."""
+        ids = {id(p) for group in param_group_list for p in group["params"]}
+        return any(id(p) in ids for p in param_group["params"])
+
+    def _param_group(
+        self, name: str, param: torch.Tensor, module: nn.Module, prefix: str, in_dcn: bool
+    ) -> dict:
+        """The group of one trainable parameter, by the precedence documented on the class."""
         cfg = self.paramwise_cfg
+        group: dict[str, Any] = {"params": [param]}
         custom = cfg.get("custom_keys", {})
+        qualified = f"{prefix}.{name}"
         for key in sorted(sorted(custom), key=len, reverse=True):
-            if key in full_name:
-                group["lr"] = self.base_lr * custom[key].get("lr_mult", 1.0)
+            if key in qualified:
+                group["lr"] = self._lr(custom[key].get("lr_mult", 1.0), f"custom_keys[{key!r}]")
                 if self.base_wd is not None:
                     group["weight_decay"] = self.base_wd * custom[key].get("decay_mult", 1.0)
                 return group
+
         is_norm = isinstance(module, _NORMS)
         is_dwconv = isinstance(module, nn.Conv2d) and module.in_channels == module.groups
-        if name == "bias" and not is_norm and "bias_lr_mult" in cfg:
-            group["lr"] = self.base_lr * cfg["bias_lr_mult"]
+        # Every rule sets its key even at the default multiplier 1, as mmcv does, so the
+        # groups handed to the optimizer carry the same keys.
+        if name == "bias" and not (is_norm or in_dcn):
+            group["lr"] = self._lr(cfg.get("bias_lr_mult", 1.0), "bias_lr_mult")
+        if in_dcn and "conv_offset" in prefix and isinstance(module, nn.Conv2d):
+            group["lr"] = self._lr(cfg.get("dcn_offset_lr_mult", 1.0), "dcn_offset_lr_mult")
         if self.base_wd is not None:
-            if is_norm and "norm_decay_mult" in cfg:
-                group["weight_decay"] = self.base_wd * cfg["norm_decay_mult"]
-            elif is_dwconv and "dwconv_decay_mult" in cfg:
-                group["weight_decay"] = self.base_wd * cfg["dwconv_decay_mult"]
-            elif name == "bias" and not is_norm and "bias_decay_mult" in cfg:
-                group["weight_decay"] = self.base_wd * cfg["bias_decay_mult"]
+            if is_norm:
+                group["weight_decay"] = self.base_wd * cfg.get("norm_decay_mult", 1.0)
+            elif is_dwconv:
+                group["weight_decay"] = self.base_wd * cfg.get("dwconv_decay_mult", 1.0)
+            elif name == "bias" and not in_dcn:
+                group["weight_decay"] = self.base_wd * cfg.get("bias_decay_mult", 1.0)
         return group
 
-    def add_params(self, params: list, module: nn.Module, prefix: str = "") -> None:
-        """Append one param group per parameter of ``module`` (recursively) to ``params``."""
-        seen = {id(p) for group in params for p in group["params"]}
-        for mod_name, mod in module.named_modules(prefix=prefix):
-            for name, param in mod.named_parameters(recurse=False):
-                full_name = f"{mod_name}.{name}" if mod_name else name
-                if id(param) in seen:
-                    if self.paramwise_cfg.get("bypass_duplicate", False):
-                        continue
-                    raise ValueError(
-                        f"parameter {full_name} is shared with another module; set "
-                        "paramwise_cfg=dict(bypass_duplicate=True) to skip duplicates"
-                    )
-                seen.add(id(param))
-                if not param.requires_grad:
-                    params.append({"params": [param]})
-                    continue
-                params.append(self._group_for(name, full_name, mod, param))
+    def add_params(
+        self,
+        params: list[dict],
+        module: nn.Module,
+        prefix: str = "",
+        is_dcn_module: Union[int, float, bool, None] = None,
+    ) -> None:
+        """Append the param groups of ``module`` and its children to ``params``.
+
+        Children are walked one level at a time (``named_children``), so a module reachable
+        under two names is visited twice, as in mmcv: its parameters are then duplicates.
+
+        Args:
+            params: The list of param groups, extended in place.
+            module: The module whose parameters are added.
+            prefix: The module's dotted name in the model (``''`` for the model).
+            is_dcn_module: True when ``module`` is a direct child of a deformable convolution.
+        """
+        bypass_duplicate = self.paramwise_cfg.get("bypass_duplicate", False)
+        for name, param in module.named_parameters(recurse=False):
+            if not param.requires_grad:
+                params.append({"params": [param]})
+                continue
+            if bypass_duplicate and self._is_in({"params": [param]}, params):
+                warnings.warn(
+                    f"{prefix}.{name} is a duplicate parameter and is skipped "
+                    "(bypass_duplicate=True)",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                continue
+            params.append(self._param_group(name, param, module, prefix, bool(is_dcn_module)))
+
+        child_in_dcn = _is_dcn(module)
+        for child_name, child in module.named_children():
+            child_prefix = f"{prefix}.{child_name}" if prefix else child_name
+            self.add_params(params, child, prefix=child_prefix, is_dcn_module=child_in_dcn)
 
     def __call__(self, model: nn.Module) -> torch.optim.Optimizer:
-        """Build the optimizer for ``model``."""
-        if hasattr(model, "module"):  # module wrappers
+        """Build the optimizer for ``model`` (a module wrapper's ``.module`` is used)."""
+        if hasattr(model, "module"):
             model = model.module
-        optimizer_cfg = copy.deepcopy(self.optimizer_cfg)
+        optimizer_cfg = self.optimizer_cfg.copy()
         if not self.paramwise_cfg:
             optimizer_cfg["params"] = model.parameters()
             return OPTIMIZERS.build(optimizer_cfg)
-        params: list = []
+        params: list[dict] = []
         self.add_params(params, model)
         optimizer_cfg["params"] = params
         return OPTIMIZERS.build(optimizer_cfg)

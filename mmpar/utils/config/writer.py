@@ -27,7 +27,8 @@ def _scalar_source(value: Any) -> str | None:
         if math.isinf(value):
             return "float('inf')" if value > 0 else "-float('inf')"
         return repr(value)
-    if value is None or isinstance(value, (bool, int, complex, str, bytes)):
+    # range: mmcv-based tools set ``cfg.gpu_ids = range(world_size)`` before dumping the config
+    if value is None or isinstance(value, (bool, int, complex, str, bytes, range)):
         return repr(value)
     return None
 

@@ -151,12 +151,15 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         allow_scalar: bool = True,
         allow_text: bool = False,
         add_mode: bool = True,
-        tags_to_skip: tuple[str, ...] = ("time", "data_time", "eval_iter_num"),
+        tags_to_skip: tuple[str, ...] = ("time", "data_time"),
     ) -> dict[str, Any]:
-        """Return the output values as ``{tag: value}`` plus the lr and momentum tags.
+        """Return the output values as ``{tag: value}`` plus the lr and momentum tags (as mmcv).
 
-        Values that are neither scalars nor text (per-class lists, arrays) are left out, since
-        no scalar backend can plot them.
+        The tracker hooks send exactly this to their libraries, like mmcv's: values are passed
+        as they are in the buffer, and only scalars (without ``allow_scalar``), strings (without
+        ``allow_text``) and ``tags_to_skip`` are left out. A val record written by ``EvalHook``
+        may therefore carry ``eval_iter_num`` unless a ``TextLoggerHook`` before this hook
+        consumed it, as in mmcv.
 
         Args:
             runner: The runner.
@@ -166,35 +169,43 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             tags_to_skip: Output keys never included.
         """
         tags = {}
-        mode = self.get_mode(runner)
         for var, val in runner.log_buffer.output.items():
             if var in tags_to_skip:
                 continue
-            if self.is_scalar(val):
-                if not allow_scalar:
-                    continue
-                val = val.item() if isinstance(val, (torch.Tensor, np.ndarray)) else val
-            elif isinstance(val, str):
-                if not allow_text:
-                    continue
-            else:
+            if not allow_scalar and self.is_scalar(val):
                 continue
-            tags[f"{mode}/{var}" if add_mode else var] = val
+            if not allow_text and isinstance(val, str):
+                continue
+            tags[f"{self.get_mode(runner)}/{var}" if add_mode else var] = val
         tags.update(self.get_lr_tags(runner))
         tags.update(self.get_momentum_tags(runner))
         return tags
 
-    def get_record_tags(self, runner: Any, **kwargs: Any) -> dict[str, Any]:
-        """Return :meth:`get_loggable_tags` of the current record, without lr/momentum on val.
+    def get_record_tags(
+        self, runner: Any, allow_text: bool = False, add_mode: bool = True
+    ) -> dict[str, Any]:
+        """Return the plottable values of the current record (what TensorBoard writes).
 
-        A val record shares its step with the train record before it, whose learning rate and
-        momentum are already logged; trackers that keep one series per tag get them once.
+        Unlike :meth:`get_loggable_tags`, values that are neither scalars nor (with
+        ``allow_text``) text are left out, one-element arrays/tensors become Python numbers,
+        ``eval_iter_num`` is skipped, and a val record gets no lr/momentum: it shares its step
+        with the train record before it, whose learning rate and momentum are already logged.
 
         Args:
             runner: The runner.
-            **kwargs: Passed to :meth:`get_loggable_tags`.
+            allow_text: Include string values.
+            add_mode: Prefix tags with ``train/`` or ``val/``.
         """
-        tags = self.get_loggable_tags(runner, **kwargs)
+        tags = {}
+        for var, val in self.get_loggable_tags(
+            runner,
+            allow_text=allow_text,
+            add_mode=add_mode,
+            tags_to_skip=("time", "data_time", "eval_iter_num"),
+        ).items():
+            if not (self.is_scalar(val) or isinstance(val, str)):
+                continue
+            tags[var] = val.item() if isinstance(val, (torch.Tensor, np.ndarray)) else val
         if self.get_mode(runner) == "val":
             skip = ("learning_rate", "momentum")
             tags = {k: v for k, v in tags.items() if not k.startswith(skip)}
@@ -233,14 +244,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
     def after_train_iter(self, runner: Any) -> None:
         """Log the train record every ``interval`` iterations, then any pending val record."""
         buf = runner.log_buffer
-        if self._first_logger and buf.ready:
-            # The last logger cleared the output after the previous record, so anything ready
-            # now was written by a hook earlier in this stage (an iteration-based EvalHook).
-            pending = dict(buf.output)
-            buf.clear_output()
-            for hook in runner.hooks:
-                if isinstance(hook, LoggerHook):
-                    hook._pending_val = pending
+        self._take_pending_val(runner)
         average = self.record_due(runner)
         if not (average or buf.ready or self._pending_val is not None):
             return  # most iterations: nothing to log
@@ -259,6 +263,18 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         finally:
             self._pending_val = None
             self._step = None
+
+    def _take_pending_val(self, runner: Any) -> None:
+        """On the first logger: move results written earlier in this stage to every logger."""
+        buf = runner.log_buffer
+        if self._first_logger and buf.ready:
+            # The last logger cleared the output after the previous record, so anything ready
+            # now was written by a hook earlier in this stage (an iteration-based EvalHook).
+            pending = dict(buf.output)
+            buf.clear_output()
+            for hook in runner.hooks:
+                if isinstance(hook, LoggerHook):
+                    hook._pending_val = pending
 
     def record_due(self, runner: Any) -> bool:
         """Whether this training iteration ends with a record (an interval or the epoch end).
@@ -307,6 +323,10 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         try:
             self.log(runner)
         finally:
+            # Every logger shares ``record``, as mmcv's loggers share the output: what this one
+            # consumed (TextLoggerHook pops ``eval_iter_num``) is gone for the next ones.
+            record.clear()
+            record.update(buf.output)
             buf.output.clear()
             buf.output.update(saved)
             buf.ready = saved_ready

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from mmpar.utils.dist import master_only
+
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 
 
 @HOOKS.register_module()
 class ClearMLLoggerHook(LoggerHook):
-    """Report every record's scalars to a ClearML task, on rank 0 only.
+    """Report every record's values to a ClearML task, on rank 0, with mmcv 1.7.2's calls.
 
     :meth:`before_run` calls ``clearml.Task.init(**init_kwargs)`` (which returns the current
-    task if the script already started one); each scalar is reported with
-    ``report_scalar(title=tag, series=tag, value, iteration=step)`` at the global optimizer step
-    (:meth:`LoggerHook.get_step`). ``clearml`` is imported when the hook is built
-    (``pip install clearml``).
+    task if the script already started one) and ``task.get_logger()``; each value is reported
+    with ``report_scalar(tag, tag, value, runner.iter + 1)``. ClearML sends reports in the
+    background and flushes them when the task closes or the process exits. ``clearml`` is
+    imported when the hook is built (``pip install clearml``).
 
     Args:
         init_kwargs: Keyword arguments of ``clearml.Task.init`` (``project_name``,
@@ -45,22 +47,15 @@ class ClearMLLoggerHook(LoggerHook):
         """Import ``clearml`` (as ``self.clearml``)."""
         self.clearml = import_tracker("clearml", "clearml", type(self).__name__)
 
+    @master_only
     def before_run(self, runner: Any) -> None:
         """Create (or get) the task and its logger (rank 0)."""
         super().before_run(runner)
-        if runner.rank == 0:
-            self.task = self.clearml.Task.init(**(self.init_kwargs or {}))
-            self.task_logger = self.task.get_logger()
+        self.task = self.clearml.Task.init(**(self.init_kwargs or {}))
+        self.task_logger = self.task.get_logger()
 
+    @master_only
     def log(self, runner: Any) -> None:
-        """Report the record's scalars (rank 0)."""
-        if self.task_logger is None:
-            return
-        step = self.get_step(runner)
-        for tag, value in self.get_record_tags(runner).items():
-            self.task_logger.report_scalar(tag, tag, value, step)
-
-    def after_run(self, runner: Any) -> None:
-        """Flush the reported scalars (the task stays open, as ClearML tasks do)."""
-        if self.task_logger is not None:
-            self.task_logger.flush()
+        """Report the record's values (rank 0)."""
+        for tag, value in self.get_loggable_tags(runner).items():
+            self.task_logger.report_scalar(tag, tag, value, self.get_iter(runner))

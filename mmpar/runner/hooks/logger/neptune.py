@@ -2,32 +2,37 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
+from mmpar.utils.dist import master_only
+
 from ..hook import HOOKS
-from .base import LoggerHook, import_tracker
+from .base import LoggerHook
 
 
 @HOOKS.register_module()
 class NeptuneLoggerHook(LoggerHook):
-    """Append every record's scalars to the series of a neptune run, on rank 0 only.
+    """Log every record's values to the series of a neptune run, on rank 0 only.
 
-    :meth:`before_run` calls ``neptune.init_run(**init_kwargs)`` (project and API token from
-    the arguments or the ``NEPTUNE_PROJECT`` / ``NEPTUNE_API_TOKEN`` environment variables);
-    :meth:`after_run` stops the run. Tags are ``train/<var>``, ``val/<metric>``,
-    ``learning_rate`` and ``momentum``. ``neptune`` (1.x) is imported when the hook is built
-    (``pip install neptune``).
+    The calls are mmcv 1.7.2's: the library is imported as ``neptune.new``; :meth:`before_run`
+    starts the run with ``neptune.new.init(**init_kwargs)`` (``init_run`` on neptune 1.x, which
+    removed ``init``); every tag of a record is ``run[tag].log(value, step=runner.iter + 1)``;
+    :meth:`after_run` calls ``run.stop()``. Project and API token come from the arguments or
+    the ``NEPTUNE_PROJECT`` / ``NEPTUNE_API_TOKEN`` environment variables. ``neptune`` is
+    imported when the hook is built (``pip install neptune``).
 
     Args:
-        init_kwargs: Keyword arguments of ``neptune.init_run`` (``project``, ``api_token``,
-            ``name``, ...).
+        init_kwargs: Keyword arguments of ``neptune.init``/``init_run`` (``project``,
+            ``api_token``, ``name``, ...).
         interval, ignore_last, reset_flag: As :class:`LoggerHook`.
-        with_step: Append values at the global optimizer step (:meth:`LoggerHook.get_step`);
-            otherwise neptune numbers the values and the step goes to a ``global_step`` series.
+        with_step: Log values at ``runner.iter + 1``. Otherwise each value is logged without a
+            step and the step goes to a ``global_step`` series (mmcv raised a RuntimeError
+            there, changing the tags while iterating over them).
         by_epoch: Count ``interval`` within the epoch or over all iterations.
 
     Raises:
-        ImportError: neptune is not installed (or is older than 1.0).
+        ImportError: neptune is not installed.
     """
 
     def __init__(
@@ -45,38 +50,51 @@ class NeptuneLoggerHook(LoggerHook):
         self.with_step = with_step
 
     def import_neptune(self) -> None:
-        """Import ``neptune`` (as ``self.neptune``); it must provide ``init_run``."""
-        self.neptune = import_tracker("neptune", "neptune", type(self).__name__)
-        if not hasattr(self.neptune, "init_run"):
+        """Import ``neptune.new`` (as ``self.neptune``), the module mmcv uses.
+
+        Raises:
+            ImportError: neptune is not installed.
+        """
+        try:
+            with warnings.catch_warnings():
+                # neptune 1.x keeps ``neptune.new`` as a deprecated alias of ``neptune``; it is
+                # the name mmcv code (and its tests' stand-ins) provide.
+                warnings.simplefilter("ignore")
+                import neptune.new as neptune
+        except ImportError as exc:
             raise ImportError(
-                f"{type(self).__name__} needs neptune >= 1.0 (neptune.init_run is missing from "
-                f"{getattr(self.neptune, '__file__', 'neptune')}); upgrade with: "
-                "pip install -U neptune"
-            )
+                f"{type(self).__name__} needs the Python package 'neptune', which is not "
+                f"installed or cannot be imported ({exc}): install it with: pip install neptune"
+            ) from exc
+        self.neptune = neptune
         self.run: Any = None
 
+    @master_only
     def before_run(self, runner: Any) -> None:
         """Start the neptune run (rank 0)."""
-        super().before_run(runner)
-        if runner.rank == 0:
-            self.run = self.neptune.init_run(**(self.init_kwargs or {}))
+        # mmcv's hook does not call LoggerHook.before_run here; reset_flag defaults to True.
+        init = getattr(self.neptune, "init", None)
+        if init is None:
+            init = self.neptune.init_run
+        if self.init_kwargs:
+            self.run = init(**self.init_kwargs)
+        else:
+            self.run = init()
 
+    @master_only
     def log(self, runner: Any) -> None:
-        """Append the record's scalars to their series (rank 0)."""
-        if self.run is None:
-            return
-        tags = self.get_record_tags(runner)
-        step = self.get_step(runner)
+        """Log the record's values to their series (rank 0)."""
+        tags = self.get_loggable_tags(runner)
+        step = self.get_iter(runner)
         for name, value in tags.items():
             if self.with_step:
-                self.run[name].append(value, step=step)
+                self.run[name].log(value, step=step)
             else:
-                self.run[name].append(value)
+                self.run[name].log(value)
         if tags and not self.with_step:
-            self.run["global_step"].append(step)
+            self.run["global_step"].log(step)
 
+    @master_only
     def after_run(self, runner: Any) -> None:
         """Stop the run (rank 0)."""
-        if self.run is not None:
-            self.run.stop()
-            self.run = None
+        self.run.stop()

@@ -11,33 +11,31 @@ from typing import Any
 
 import torch
 
+from mmpar.fileio import dump
 from mmpar.parallel import is_module_wrapper, scatter
+from mmpar.utils.compat_errors import CheckTypeError
 from mmpar.utils.config import Config
+from mmpar.utils.dist import master_only
 
 from ...loaders import IterLoader
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 
 
-def _plain(value: Any) -> Any:
-    """JSON fallback for config values: arrays/tensors as lists, sets as lists, else str."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, (set, frozenset)):
-        return list(value)
-    return str(value)
-
-
 @HOOKS.register_module()
 class PaviLoggerHook(LoggerHook):
     """Log records to PAVI (OpenMMLab's internal training visualiser) with its SummaryWriter.
 
-    On rank 0, :meth:`before_run` opens a ``pavi.SummaryWriter`` named after ``work_dir`` with
-    the model's class name and the run's config as YAML session text (from
-    ``runner.meta['config_dict']`` or ``runner.meta['config_file']``); each record goes to
-    ``add_scalars(mode, tags, step)`` (tags without the ``train/``/``val/`` prefix); optionally
-    the model graph and checkpoints are uploaded at epochs/iterations. The ``pavi`` package is
-    imported when the hook is built.
+    The calls are mmcv 1.7.2's, on rank 0: :meth:`before_run` imports ``pavi.SummaryWriter``
+    and opens it with ``init_kwargs`` completed by ``name`` (the ``work_dir``'s name),
+    ``model`` (the model's class name) and ``session_text`` (the run's config as YAML, from
+    ``runner.meta['config_dict']`` or ``runner.meta['config_file']``, with ``max_iter``);
+    each record goes to ``writer.add_scalars(mode, tags, step)`` (tags without the
+    ``train/``/``val/`` prefix; the step is the epoch for val records when ``by_epoch``, else
+    ``runner.iter + 1``); optionally the model graph and checkpoints are uploaded at
+    epochs/iterations; :meth:`after_run` uploads ``latest.pth`` (``add_last_ckpt``) and closes
+    the writer. ``pavi`` is also imported when the hook is built, so a missing package is
+    reported before training.
 
     Args:
         init_kwargs: Keyword arguments of ``pavi.SummaryWriter`` (``name``, ``project``,
@@ -75,7 +73,7 @@ class PaviLoggerHook(LoggerHook):
         add_ckpt_kwargs: dict | None = None,
     ) -> None:
         super().__init__(interval, ignore_last, reset_flag, by_epoch)
-        self._writer_cls = import_tracker("pavi", "pavi", type(self).__name__).SummaryWriter
+        import_tracker("pavi", "pavi", type(self).__name__)  # a missing package fails here
         self.init_kwargs = init_kwargs
         graph = dict(add_graph_kwargs or {})
         self.add_graph = graph.get("active", False)
@@ -105,51 +103,53 @@ class PaviLoggerHook(LoggerHook):
         self.add_ckpt_interval = ckpt.get("interval", 1)
         self.writer: Any = None
 
+    @master_only
     def before_run(self, runner: Any) -> None:
         """Open the PAVI writer with the run's name, model and config (rank 0)."""
         super().before_run(runner)
-        if runner.rank != 0:
-            return
-        self.run_name = osp.basename(osp.normpath(runner.work_dir))
-        kwargs = dict(self.init_kwargs or {})
-        kwargs.setdefault("name", self.run_name)
-        kwargs.setdefault("model", runner.model_name)
+        # Imported again (first at construction), as mmcv does: the pavi module of the run.
+        writer_cls = import_tracker("pavi", "pavi", type(self).__name__).SummaryWriter
+        self.run_name = runner.work_dir.split("/")[-1]
+        if not self.init_kwargs:
+            self.init_kwargs = dict()
+        self.init_kwargs.setdefault("name", self.run_name)
+        self.init_kwargs.setdefault("model", runner.model_name)
         session_text = self._session_text(runner)
         if session_text is not None:
-            kwargs.setdefault("session_text", session_text)
-        self.writer = self._writer_cls(**kwargs)
+            self.init_kwargs.setdefault("session_text", session_text)
+        self.writer = writer_cls(**self.init_kwargs)
 
     def _session_text(self, runner: Any) -> str | None:
         meta = runner.meta or {}
         if "config_dict" in meta:
             config = meta["config_dict"]
             if not isinstance(config, dict):
-                raise TypeError(
+                raise CheckTypeError(
                     f"PaviLoggerHook: runner.meta['config_dict'] must be a dict, "
                     f"got {type(config).__name__}"
                 )
         elif "config_file" in meta:
-            config = Config.fromfile(meta["config_file"]).to_dict()
+            config = dict(Config.fromfile(meta["config_file"]))
         else:
             return None
         import yaml
 
-        config = dict(config)
+        config = config.copy()
         # PAVI reads 'max_.*iter' to size its progress bar.
         config.setdefault("max_iter", runner.max_iters)
-        return yaml.dump(json.loads(json.dumps(config, default=_plain)))
+        # Through JSON first, as mmcv: sets, ranges and arrays become lists.
+        return yaml.dump(json.loads(dump(config, file_format="json")))
 
     def get_step(self, runner: Any) -> int:
-        """Return the epoch for val records when ``by_epoch``, else the global step."""
-        if self.by_epoch and self.get_mode(runner) == "val":
+        """Return the epoch for val records when ``by_epoch``, else ``runner.iter + 1``."""
+        if self.get_mode(runner) == "val" and self.by_epoch:
             return self.get_epoch(runner)
-        return super().get_step(runner)
+        return self.get_iter(runner)
 
+    @master_only
     def log(self, runner: Any) -> None:
         """Send the record as ``add_scalars(mode, tags, step)`` (rank 0)."""
-        if self.writer is None:
-            return
-        tags = self.get_record_tags(runner, add_mode=False)
+        tags = self.get_loggable_tags(runner, add_mode=False)
         if tags:
             self.writer.add_scalars(self.get_mode(runner), tags, self.get_step(runner))
 
@@ -157,30 +157,29 @@ class PaviLoggerHook(LoggerHook):
     def _due(active: bool, step: int, start: int, interval: int) -> bool:
         return active and step >= start and (step - start) % interval == 0
 
+    @master_only
     def before_train_epoch(self, runner: Any) -> None:
-        """Upload the model graph at due epochs."""
+        """Upload the model graph at due epochs (rank 0)."""
         super().before_train_epoch(runner)
         step = self.get_epoch(runner)
-        if (
-            self.writer is not None
-            and self.by_epoch
-            and self._due(self.add_graph, step, self.add_graph_start, self.add_graph_interval)
+        if self.by_epoch and self._due(
+            self.add_graph, step, self.add_graph_start, self.add_graph_interval
         ):
             self._add_graph(runner, step)
 
+    @master_only
     def before_train_iter(self, runner: Any) -> None:
-        """Upload the model graph at due iterations."""
+        """Upload the model graph at due iterations (rank 0)."""
         super().before_train_iter(runner)
         step = self.get_iter(runner)
-        if (
-            self.writer is not None
-            and not self.by_epoch
-            and self._due(self.add_graph, step, self.add_graph_start, self.add_graph_interval)
+        if not self.by_epoch and self._due(
+            self.add_graph, step, self.add_graph_start, self.add_graph_interval
         ):
             self._add_graph(runner, step)
 
+    @master_only
     def after_train_epoch(self, runner: Any) -> None:
-        """Log epoch-end results; upload ``epoch_<n>.pth`` at due epochs."""
+        """Log epoch-end results; upload ``epoch_<n>.pth`` at due epochs (rank 0)."""
         super().after_train_epoch(runner)
         step = self.get_epoch(runner)
         if self.by_epoch and self._due(
@@ -188,8 +187,9 @@ class PaviLoggerHook(LoggerHook):
         ):
             self._add_ckpt(runner, osp.join(runner.work_dir, f"epoch_{step}.pth"), step)
 
+    @master_only
     def after_train_iter(self, runner: Any) -> None:
-        """Log the record; upload ``iter_<n>.pth`` at due iterations."""
+        """Log the record; upload ``iter_<n>.pth`` at due iterations (rank 0)."""
         super().after_train_iter(runner)
         step = self.get_iter(runner)
         if not self.by_epoch and self._due(
@@ -197,21 +197,19 @@ class PaviLoggerHook(LoggerHook):
         ):
             self._add_ckpt(runner, osp.join(runner.work_dir, f"iter_{step}.pth"), step)
 
+    @master_only
     def after_run(self, runner: Any) -> None:
         """Upload ``latest.pth`` if ``add_last_ckpt``, then close the writer (rank 0)."""
-        if self.writer is None:
-            return
         try:
             if self.add_last_ckpt:
+                # The counters already include the last epoch/iteration.
                 step = runner.epoch if self.by_epoch else runner.iter
                 self._add_ckpt(runner, osp.join(runner.work_dir, "latest.pth"), step)
         finally:
+            # Flushes and tells PAVI the training ended; the writer stays on the hook as in mmcv.
             self.writer.close()
-            self.writer = None
 
     def _add_ckpt(self, runner: Any, path: str, step: int) -> None:
-        if self.writer is None:
-            return
         if osp.islink(path):
             path = osp.join(runner.work_dir, os.readlink(path))
         if osp.isfile(path):

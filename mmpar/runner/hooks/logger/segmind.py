@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from mmpar.utils.dist import master_only
+
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 
 
 @HOOKS.register_module()
 class SegmindLoggerHook(LoggerHook):
-    """Log every record's scalars with ``segmind.tracking.fluent.log_metrics``, on rank 0 only.
+    """Log every record's values with ``segmind.tracking.fluent.log_metrics``, on rank 0 only.
 
-    The values go through ``segmind.utils.logging_utils.try_mlflow_log`` with
-    ``step=epoch=runner.epoch``, as mmcv does. ``segmind`` is imported when the hook is built
-    (``pip install segmind``); the Segmind project/credentials are set up with Segmind's own
-    tools beforehand.
+    The values go through ``segmind.utils.logging_utils.try_mlflow_log(log_metrics, tags,
+    step=runner.epoch, epoch=runner.epoch)``, as mmcv 1.7.2 does. ``segmind`` is imported when
+    the hook is built (``pip install segmind``); the Segmind project/credentials are set up with
+    Segmind's own tools beforehand.
 
     Args:
         interval, ignore_last, reset_flag, by_epoch: As :class:`LoggerHook`.
@@ -35,17 +37,20 @@ class SegmindLoggerHook(LoggerHook):
         self.import_segmind()
 
     def import_segmind(self) -> None:
-        """Import segmind's ``log_metrics`` and ``try_mlflow_log``."""
+        """Import segmind's ``log_metrics`` and ``try_mlflow_log`` (attributes of ``segmind``)."""
         name = type(self).__name__
-        import_tracker("segmind", "segmind", name)
-        self.log_metrics = import_tracker("segmind.tracking.fluent", "segmind", name).log_metrics
-        logging_utils = import_tracker("segmind.utils.logging_utils", "segmind", name)
+        segmind = import_tracker("segmind", "segmind", name)
+        try:
+            fluent, logging_utils = segmind.tracking.fluent, segmind.utils.logging_utils
+        except AttributeError:  # a segmind whose __init__ does not import its submodules
+            fluent = import_tracker("segmind.tracking.fluent", "segmind", name)
+            logging_utils = import_tracker("segmind.utils.logging_utils", "segmind", name)
+        self.log_metrics = fluent.log_metrics
         self.mlflow_log = logging_utils.try_mlflow_log
 
+    @master_only
     def log(self, runner: Any) -> None:
-        """Send the record's scalars (rank 0)."""
-        if runner.rank != 0:
-            return
-        tags = self.get_record_tags(runner)
+        """Send the record's values (rank 0)."""
+        tags = self.get_loggable_tags(runner)
         if tags:
             self.mlflow_log(self.log_metrics, tags, step=runner.epoch, epoch=runner.epoch)

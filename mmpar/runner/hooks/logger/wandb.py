@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import os.path as osp
 import warnings
 from typing import Any, Union
+
+from mmpar.utils.dist import master_only
+from mmpar.utils.path import scandir
 
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
@@ -15,29 +17,32 @@ _SUMMARIES = ("min", "max", "mean", "best", "last", "none")
 
 @HOOKS.register_module()
 class WandbLoggerHook(LoggerHook):
-    """Log every record's scalars to a wandb run, on rank 0 only.
+    """Log every record's values to wandb, on rank 0 only, with mmcv 1.7.2's calls.
 
     :meth:`before_run` calls ``wandb.init(**init_kwargs)`` (so ``WANDB_MODE=offline``,
-    ``WANDB_DIR``, ``WANDB_PROJECT`` ... apply as usual) and declares ``define_metric_cfg``;
-    :meth:`after_run` uploads the run's log files as an artifact and finishes the run. Tags are
-    ``train/<var>``, ``val/<metric>``, ``learning_rate`` and ``momentum``. ``wandb`` is imported
-    when the hook is built (``pip install wandb``).
+    ``WANDB_DIR``, ``WANDB_PROJECT`` ... apply as usual) and ``wandb.define_metric(metric,
+    summary=summary)`` for ``define_metric_cfg``; every record is ``wandb.log(tags,
+    step=runner.iter + 1, commit=commit)`` (or, without ``with_step``, ``wandb.log(tags,
+    commit=commit)`` with the step in a ``global_step`` tag); :meth:`after_run` logs the files
+    of ``work_dir`` ending in ``out_suffix`` as a ``wandb.Artifact(name='artifacts',
+    type='model')`` with ``wandb.log_artifact`` and calls ``wandb.join()``. Tags come from
+    :meth:`LoggerHook.get_loggable_tags`. ``wandb`` is imported when the hook is built
+    (``pip install wandb``).
 
-    With ``with_step`` the wandb step is the global optimizer step
-    (:meth:`LoggerHook.get_step`). An evaluation result has the step of the train record before
-    it, and wandb drops a value logged at a step it has already committed, so records are sent
-    with ``commit=False``: wandb merges the records of one step into one history row and writes
-    it when a later step arrives or the run finishes. Without ``with_step``, each record is one
-    ``wandb.log(tags, commit=commit)`` call with the step in a ``global_step`` key.
+    wandb drops a value logged at a step below its current one, as it did under mmcv: with
+    ``commit=True`` and ``interval=1``, the first train record of an epoch has the step of the
+    val record just committed before it and is dropped with a wandb warning.
 
     Args:
         init_kwargs: Keyword arguments of ``wandb.init`` (project, name, config, mode, dir, ...).
         interval, ignore_last, reset_flag: As :class:`LoggerHook`.
-        commit: ``commit`` of ``wandb.log`` when ``with_step`` is false.
+        commit: ``commit`` of ``wandb.log``.
         by_epoch: Count ``interval`` within the epoch or over all iterations.
-        with_step: Log at the global step (see above) instead of wandb's own counter.
+        with_step: Pass the step to ``wandb.log`` instead of a ``global_step`` tag.
         log_artifact: After the run, log the files of ``work_dir`` (recursively) whose names
-            end with ``out_suffix`` as an artifact named ``artifacts`` of type ``model``.
+            end with ``out_suffix`` as an artifact named ``artifacts`` of type ``model``. When
+            wandb's own directory is inside ``work_dir``, the files wandb is still writing there
+            are left out.
         out_suffix: File name endings of the artifact's files.
         define_metric_cfg: ``{metric: summary}`` for ``wandb.define_metric`` (summary one of
             ``min``, ``max``, ``mean``, ``best``, ``last``, ``none``; others are skipped with a
@@ -74,57 +79,56 @@ class WandbLoggerHook(LoggerHook):
         """Import ``wandb`` (as ``self.wandb``)."""
         self.wandb = import_tracker("wandb", "wandb", type(self).__name__)
 
+    @master_only
     def before_run(self, runner: Any) -> None:
         """Start the wandb run and declare the metric summaries (rank 0)."""
         super().before_run(runner)
-        if runner.rank != 0:
-            return
-        self.run = self.wandb.init(**(self.init_kwargs or {}))
+        if self.wandb is None:
+            self.import_wandb()
+        if self.init_kwargs:
+            self.run = self.wandb.init(**self.init_kwargs)
+        else:
+            self.run = self.wandb.init()
         for metric, summary in (self.define_metric_cfg or {}).items():
             if summary not in _SUMMARIES:
+                # mmcv warned "will be skipped" but still called define_metric, which wandb
+                # rejects with an error; skipping is what the warning says.
                 warnings.warn(
                     f"WandbLoggerHook: define_metric_cfg[{metric!r}] = {summary!r} is not one of "
                     f"{_SUMMARIES}; the metric is logged without a summary",
                     stacklevel=2,
                 )
                 continue
-            self.run.define_metric(metric, summary=summary)
+            self.wandb.define_metric(metric, summary=summary)
 
+    @master_only
     def log(self, runner: Any) -> None:
-        """Send the record's scalars (rank 0)."""
-        if self.run is None:
-            return
-        tags = self.get_record_tags(runner)
+        """Send the record's values (rank 0)."""
+        tags = self.get_loggable_tags(runner)
         if not tags:
             return
-        step = self.get_step(runner)
         if self.with_step:
-            self.run.log(tags, step=step, commit=False)
+            self.wandb.log(tags, step=self.get_iter(runner), commit=self.commit)
         else:
-            tags["global_step"] = step
-            self.run.log(tags, commit=self.commit)
+            tags["global_step"] = self.get_iter(runner)
+            self.wandb.log(tags, commit=self.commit)
 
+    @master_only
     def after_run(self, runner: Any) -> None:
-        """Log the artifact (if ``log_artifact``) and finish the run (rank 0)."""
-        if self.run is None:
-            return
-        try:
-            if self.log_artifact:
-                self._log_artifact(runner.work_dir)
-        finally:
-            self.run.finish()
-            self.run = None
+        """Log the artifact (if ``log_artifact``) and end the run with ``wandb.join()``."""
+        if self.log_artifact:
+            artifact = self.wandb.Artifact(name="artifacts", type="model")
+            own_dir = self._wandb_dir()
+            for filename in scandir(runner.work_dir, self.out_suffix, True):
+                path = osp.join(runner.work_dir, filename)
+                if own_dir is None or not osp.realpath(path).startswith(own_dir):
+                    artifact.add_file(path)
+            self.wandb.log_artifact(artifact)
+        self.wandb.join()
 
-    def _log_artifact(self, work_dir: str) -> None:
-        # wandb's own directory (when WANDB_DIR is inside work_dir) holds logs it still writes.
-        wandb_dir = osp.realpath(osp.dirname(osp.dirname(self.run.dir)))
-        paths = []
-        for root, dirs, files in os.walk(work_dir):
-            dirs[:] = sorted(d for d in dirs if osp.realpath(osp.join(root, d)) != wandb_dir)
-            paths += [osp.join(root, f) for f in sorted(files) if f.endswith(self.out_suffix)]
-        if not paths:
-            return
-        artifact = self.wandb.Artifact(name="artifacts", type="model")
-        for path in paths:
-            artifact.add_file(path, name=osp.relpath(path, work_dir))
-        self.run.log_artifact(artifact)
+    def _wandb_dir(self) -> str | None:
+        """The directory of wandb's own files (logs it is still writing), when known."""
+        run_dir = getattr(self.run, "dir", None)  # <wandb dir>/<run>/files
+        if not isinstance(run_dir, str):
+            return None
+        return osp.join(osp.realpath(osp.dirname(osp.dirname(run_dir))), "")

@@ -1,0 +1,133 @@
+"""Fixtures of the real-client tests: released mmcv 1.x projects, downloaded and run unchanged.
+
+The packages come from the registry inside the test session (``pip download --no-deps`` into
+pytest's temporary directory, unpacked there) and are never copied into this repository. They
+run in subprocesses through the zero-edit mode (``python -m mmpar.as_mmcv``), with the unpacked
+package first on ``PYTHONPATH``. pytest runs with ``--import-mode=importlib``, so test modules
+get the helpers through the ``clients`` fixture instead of importing this file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+def _load_helper(name):
+    path = HERE / "helpers" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"real_clients_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+cifar_digits = _load_helper("cifar_digits")
+
+# The last mmcv-1.x release of each project. Their wheels carry the tools and configs too
+# (under ``<package>/.mim/``), so no sdist is needed.
+RELEASES = {
+    "mmcls": ("mmcls", "0.25.0"),
+    "mmaction2": ("mmaction", "0.24.1"),
+    "mmpose": ("mmpose", "0.29.0"),
+}
+
+
+def client_env(*pythonpath, **extra):
+    """Environment of a client process: its package dirs first, one math thread, no colours."""
+    env = dict(os.environ)
+    paths = [str(p) for p in pythonpath] + [str(REPO)]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env.update(
+        PYTHONPATH=os.pathsep.join(paths),
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        PYTHONUNBUFFERED="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        NO_COLOR="1",
+    )
+    env.update(extra)
+    return env
+
+
+def run(cmd, *, env, cwd, timeout=300):
+    """Run ``cmd``; on failure raise with the tail of its output (the test's evidence)."""
+    proc = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(map(str, cmd))}\nexited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
+        )
+    return proc
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(nproc, *args):
+    """``python -m torch.distributed.run`` arguments for ``nproc`` local processes."""
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc_per_node={nproc}",
+        "--nnodes=1",
+        "--master_addr=127.0.0.1",
+        f"--master_port={free_port()}",
+        *args,
+    ]
+
+
+def as_mmcv(*args):
+    """Arguments running ``args`` (a script or ``-m module``) through the zero-edit mode."""
+    return ["-m", "mmpar.as_mmcv", *args]
+
+
+@pytest.fixture(scope="session")
+def downloads(tmp_path_factory):
+    """``{project: unpacked wheel dir}``: one ``pip download --no-deps`` per project per session."""
+    cache = tmp_path_factory.mktemp("client_packages")
+    specs = [f"{name}=={version}" for name, (_, version) in RELEASES.items()]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:"]
+    cmd += ["--disable-pip-version-check", "--dest", cache, *specs]
+    run(cmd, env=dict(os.environ), cwd=cache, timeout=600)
+    unpacked = {}
+    for name, (package, version) in RELEASES.items():
+        (wheel,) = cache.glob(f"{name}-{version}-*.whl")
+        target = cache / f"{name}-{version}"
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(target)
+        assert (target / package / "__init__.py").is_file()
+        unpacked[name] = target
+    return unpacked
+
+
+@pytest.fixture(scope="session")
+def clients():
+    """The helpers above, for test modules (which cannot import this conftest)."""
+    return SimpleNamespace(
+        REPO=REPO,
+        HELPERS=HERE / "helpers",
+        client_env=client_env,
+        run=run,
+        torchrun=torchrun,
+        as_mmcv=as_mmcv,
+        write_cifar_digits=cifar_digits.write_cifar_digits,
+        write_mmcls_config=cifar_digits.write_mmcls_config,
+    )
