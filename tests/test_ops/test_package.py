@@ -216,3 +216,24 @@ def test_compiled_only_layers_are_registered_under_mmcvs_names():
         assert CONV_LAYERS.get(name) is getattr(mmpar.ops, name)
     with pytest.raises(UnsupportedOpError, match="spconv"):
         CONV_LAYERS.get("SubMConv3d")(3, 3, 3)
+
+
+def test_importing_mmpar_ops_registers_what_mmcv_ops_registered():
+    from mmpar.cnn.bricks import registry
+
+    added = {
+        name: sorted(k for k, v in reg.module_dict.items() if v.__module__.startswith("mmpar.ops."))
+        for name in ("CONV_LAYERS", "NORM_LAYERS", "PLUGIN_LAYERS", "UPSAMPLE_LAYERS", "ATTENTION")
+        for reg in [getattr(registry, name)]
+    }
+    assert added == {
+        "CONV_LAYERS": sorted(
+            ["DCN", "DCNv2", "SAC", "SparseConv2d", "SparseConv3d", "SparseConv4d",
+             "SparseConvTranspose2d", "SparseConvTranspose3d", "SparseInverseConv2d",
+             "SparseInverseConv3d", "SubMConv2d", "SubMConv3d", "SubMConv4d"]
+        ),
+        "NORM_LAYERS": ["MMSyncBN"],
+        "PLUGIN_LAYERS": ["CrissCrossAttention"],
+        "UPSAMPLE_LAYERS": ["carafe"],
+        "ATTENTION": ["MultiScaleDeformableAttention"],
+    }  # fmt: skip
