@@ -157,7 +157,8 @@ class MmcvAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if spec.name == f"{ALIAS}.version":
             return _version_module(spec)
         target = importlib.import_module(TARGET + spec.name[len(ALIAS) :])
-        _alias_loaded_submodules(target.__name__)
+        if hasattr(target, "__path__"):  # only a package has submodules to alias
+            _alias_loaded_submodules(target.__name__)
         return target
 
     def exec_module(self, module: types.ModuleType) -> None:
