@@ -11,9 +11,10 @@ Three kinds of names (the table in ``docs/migrating_from_mmcv.md`` lists each):
   one raises :class:`UnsupportedOpError` (a ``NotImplementedError``) naming the op and what
   to use instead.
 
-Importing this package registers ``'DCN'``, ``'DCNv2'``, ``'SAC'`` and the sparse
-convolutions in ``CONV_LAYERS`` and ``'MMSyncBN'`` in ``NORM_LAYERS``, as importing
-``mmcv.ops`` did.
+Importing this package registers what importing ``mmcv.ops`` did: ``'DCN'``, ``'DCNv2'``,
+``'SAC'`` and the sparse convolutions in ``CONV_LAYERS``, ``'MMSyncBN'`` in ``NORM_LAYERS``,
+``'carafe'`` in ``UPSAMPLE_LAYERS``, ``CrissCrossAttention`` in ``PLUGIN_LAYERS`` and
+``MultiScaleDeformableAttention`` in ``ATTENTION``.
 """
 
 from ._unsupported import UnsupportedOpError
