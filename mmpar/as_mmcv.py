@@ -15,7 +15,7 @@ their ``mmpar.*`` module. The top module ``mmcv`` is a module of its own that fo
 access to ``mmpar`` but reports ``__version__`` = :data:`mmpar.version.mmcv_version` (1.7.0
 unless ``MMPAR_MMCV_VERSION`` is set; see :mod:`mmpar.version` for why), as does
 ``mmcv.version``; ``mmpar.__version__`` stays mmpar's own. A name mmpar does not have fails with
-:class:`ModuleNotFoundError` as usual, so ``try: from mmcv.ops import X / except ImportError:``
+:class:`ModuleNotFoundError` as usual, so ``try: from mmcv.onnx import X / except ImportError:``
 fallbacks keep working.
 
 Processes the program starts have the mode too: forked ones inherit it, and ``spawn`` /
@@ -106,6 +106,20 @@ def _top_module(spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
     return module
 
 
+def _alias_loaded_submodules(target_name: str) -> None:
+    """Enter ``mmcv.X.Y`` for every ``mmpar.X.Y`` that importing ``mmpar.X`` already loaded.
+
+    Importing a submodule the first time sets it as an attribute of its parent package. A
+    package that re-exports a function under its submodule's name (``mmcv.ops.nms`` is both)
+    would lose the function to a later ``import mmcv.ops.nms``; with the alias already in
+    ``sys.modules`` that import finds it there and leaves the parent alone, as under mmcv.
+    """
+    prefix = target_name + "."
+    for name, module in list(sys.modules.items()):
+        if name.startswith(prefix):
+            sys.modules.setdefault(ALIAS + name[len(TARGET) :], module)
+
+
 class MmcvAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Resolve ``mmcv`` and ``mmcv.*`` imports to mmpar (finder and loader in one)."""
 
@@ -142,7 +156,10 @@ class MmcvAliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return _top_module(spec)
         if spec.name == f"{ALIAS}.version":
             return _version_module(spec)
-        return importlib.import_module(TARGET + spec.name[len(ALIAS) :])
+        target = importlib.import_module(TARGET + spec.name[len(ALIAS) :])
+        if hasattr(target, "__path__"):  # only a package has submodules to alias
+            _alias_loaded_submodules(target.__name__)
+        return target
 
     def exec_module(self, module: types.ModuleType) -> None:
         """Nothing to run: mmpar's modules ran when imported under their own names."""

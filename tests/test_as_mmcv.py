@@ -122,16 +122,16 @@ def test_missing_names_fail_as_imports_do(tmp_path):
         import mmcv
 
         # Subpackages are attributes of a bare `import mmcv` (mmcv imported some in __init__).
-        out = {"lazy": mmcv.engine.__name__, "hasattr_ops": hasattr(mmcv, "ops")}
+        out = {"lazy": mmcv.engine.__name__, "hasattr_onnx": hasattr(mmcv, "onnx")}
         try:
-            import mmcv.ops
+            import mmcv.onnx
         except ModuleNotFoundError as err:
-            out["ops"] = [err.name, str(err)]
+            out["onnx"] = [err.name, str(err)]
         try:  # the fallback pattern of downstream projects
-            from mmcv.ops import nms
+            from mmcv.onnx import register_extra_symbolics
         except ImportError:
-            nms = None
-        out["fallback"] = nms is None
+            register_extra_symbolics = None
+        out["fallback"] = register_extra_symbolics is None
         try:
             import mmcv.no_such_module
         except ModuleNotFoundError as err:
@@ -148,14 +148,38 @@ def test_missing_names_fail_as_imports_do(tmp_path):
         """,
     )
     out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path))
-    assert out["lazy"] == "mmpar.engine" and out["hasattr_ops"] is False
-    assert out["ops"][0] == "mmcv.ops"
-    assert "mmcv.ops is not provided by mmpar (not yet" in out["ops"][1]
+    assert out["lazy"] == "mmpar.engine" and out["hasattr_onnx"] is False
+    assert out["onnx"][0] == "mmcv.onnx"
+    assert "mmcv.onnx is not provided by mmpar (use torch.onnx)" in out["onnx"][1]
     assert out["fallback"]
     assert out["missing"][0] == "mmcv.no_such_module"
     assert "mmpar.no_such_module" in out["missing"][1]
     assert "cannot import name 'NoSuchName'" in out["name"]
     assert "no_such_attribute" in out["attr"]
+
+
+def test_mmcv_ops_is_served_by_mmpar_ops(tmp_path):
+    # mmdet's pattern: ops imported by name, and a registered DCN built from a config.
+    _write(
+        tmp_path / "probe.py",
+        """
+        import json, sys
+        from mmcv.cnn import build_conv_layer
+        from mmcv.ops import RoIAlign, batched_nms, nms
+        import mmcv.ops.nms
+        import mmpar.ops
+
+        print(json.dumps({
+            "same": [sys.modules["mmcv.ops"] is mmpar.ops, RoIAlign is mmpar.ops.RoIAlign,
+                     sys.modules["mmcv.ops.nms"].batched_nms is batched_nms],
+            # Importing the submodule leaves the function of the same name on the package.
+            "nms_is_function": [mmcv.ops.nms is nms, mmpar.ops.nms is nms],
+            "dcn": type(build_conv_layer(dict(type="DCN"), 2, 2, 3)).__name__,
+        }))
+        """,
+    )
+    out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path))
+    assert out == {"same": [True] * 3, "nms_is_function": [True, True], "dcn": "DeformConv2dPack"}
 
 
 def _fake_real_mmcv(root: Path) -> Path:

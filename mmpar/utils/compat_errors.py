@@ -58,10 +58,6 @@ NOT_PROVIDED: dict[str, str] = {
 
 #: mmcv 1.x subpackages (below ``mmcv``) that mmpar does not have, with what to use instead.
 MODULES_NOT_PROVIDED: dict[str, str] = {
-    "ops": (
-        "not yet: it is planned next; meanwhile use torchvision.ops: nms, batched_nms, "
-        "roi_align, roi_pool, deform_conv2d, sigmoid_focal_loss"
-    ),
     "onnx": "use torch.onnx",
     "tensorrt": "use Torch-TensorRT (torch_tensorrt)",
 }

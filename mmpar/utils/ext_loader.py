@@ -40,8 +40,8 @@ def load_ext(name: str, funcs: Sequence[str]) -> ModuleType:
     module_name = f"{_PACKAGE}.{name}"
     if importlib.util.find_spec(module_name) is None:
         raise ImportError(
-            f"{module_name} does not exist: mmpar builds no C++/CUDA extensions. Compiled ops "
-            "(mmcv.ops) come from mmcv-full / mmcv>=2.0 or torchvision.ops",
+            f"{module_name} does not exist: mmpar builds no C++/CUDA extensions. mmcv.ops's "
+            "names are in mmpar.ops, on torchvision and PyTorch",
             name=module_name,
         )
     ext = importlib.import_module(module_name)

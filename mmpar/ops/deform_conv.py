@@ -1,0 +1,243 @@
+"""Deformable convolution (DCNv1) with mmcv's classes and state dict, on torchvision's kernel.
+
+The offset layout is the same in both: per deformable group, ``2 * kh * kw`` channels ordered
+``y0, x0, y1, x1, ...`` over the kernel positions in row-major order (mmcv's own MLU path hands
+its offsets to torchvision unchanged).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+import torchvision
+from torch import Tensor, nn
+from torch.nn.modules.utils import _pair, _single
+
+from mmpar.cnn import CONV_LAYERS
+from mmpar.utils import deprecated_api_warning
+
+__all__ = ["DeformConv2d", "DeformConv2dPack", "deform_conv2d"]
+
+IntPair = int | tuple[int, int]
+
+
+def deform_conv2d(
+    input: Tensor,  # noqa: A002 (mmcv's argument name)
+    offset: Tensor,
+    weight: Tensor,
+    stride: IntPair = 1,
+    padding: IntPair = 0,
+    dilation: IntPair = 1,
+    groups: int = 1,
+    deform_groups: int = 1,
+    bias: bool = False,
+    im2col_step: int = 32,
+) -> Tensor:
+    """Deformable 2D convolution: each kernel tap samples ``input`` at a learned offset.
+
+    Args:
+        input: Features ``(N, C_in, H, W)``.
+        offset: ``(N, deform_groups * 2 * kh * kw, H_out, W_out)``, ``y, x`` per tap.
+        weight: ``(C_out, C_in // groups, kh, kw)``.
+        stride: As for :class:`torch.nn.Conv2d`.
+        padding: As for :class:`torch.nn.Conv2d`.
+        dilation: As for :class:`torch.nn.Conv2d`.
+        groups: Convolution groups (read from ``weight``'s shape by the kernel).
+        deform_groups: Groups of input channels sharing one offset field (read from
+            ``offset``'s shape by the kernel).
+        bias: Must be False, as in mmcv (the op has no bias).
+        im2col_step: Accepted for compatibility (a CUDA batching detail of mmcv's kernel).
+
+    Returns:
+        ``(N, C_out, H_out, W_out)``.
+    """
+    assert not bias, "deform_conv2d has no bias (as in mmcv); add one after it"
+    _check_groups(input, offset, weight, groups, deform_groups)
+    return torchvision.ops.deform_conv2d(
+        input,
+        offset.type_as(input),
+        weight.type_as(input),
+        None,
+        _pair(stride),
+        _pair(padding),
+        _pair(dilation),
+    )
+
+
+def _check_groups(
+    input: Tensor,  # noqa: A002
+    offset: Tensor,
+    weight: Tensor,
+    groups: int,
+    deform_groups: int,
+    offset_parts: int = 2,
+) -> None:
+    # torchvision infers both group counts from the shapes; a mismatch with the arguments
+    # would otherwise run silently with other groups than the caller asked for.
+    taps = weight.shape[2] * weight.shape[3]
+    if input.size(1) != weight.size(1) * groups:
+        raise ValueError(
+            f"input has {input.size(1)} channels but weight {tuple(weight.shape)} with "
+            f"groups={groups} expects {weight.size(1) * groups}"
+        )
+    if offset.size(1) != deform_groups * offset_parts * taps:
+        raise ValueError(
+            f"offset has {offset.size(1)} channels; deform_groups={deform_groups} with a "
+            f"{weight.shape[2]}x{weight.shape[3]} kernel needs "
+            f"{deform_groups * offset_parts * taps}"
+        )
+
+
+class DeformConv2d(nn.Module):
+    """Deformable 2D convolution layer; the offsets are an input of :meth:`forward`.
+
+    Args:
+        in_channels: Input channels.
+        out_channels: Output channels.
+        kernel_size: Kernel size.
+        stride: Stride.
+        padding: Zero padding.
+        dilation: Dilation.
+        groups: Convolution groups.
+        deform_groups: Groups of input channels sharing one offset field.
+        bias: Must be False (mmcv's DeformConv2d has no bias).
+        im2col_step: Accepted for compatibility.
+    """
+
+    @deprecated_api_warning({"deformable_groups": "deform_groups"}, cls_name="DeformConv2d")
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: IntPair,
+        stride: IntPair = 1,
+        padding: IntPair = 0,
+        dilation: IntPair = 1,
+        groups: int = 1,
+        deform_groups: int = 1,
+        bias: bool = False,
+        im2col_step: int = 32,
+    ) -> None:
+        super().__init__()
+        assert not bias, f"bias={bias} is not supported in DeformConv2d."
+        assert in_channels % groups == 0, f"in_channels {in_channels} not divisible by {groups}"
+        assert out_channels % groups == 0, f"out_channels {out_channels} not divisible by {groups}"
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _pair(kernel_size)
+        self.stride = _pair(stride)
+        self.padding = _pair(padding)
+        self.dilation = _pair(dilation)
+        self.groups = groups
+        self.deform_groups = deform_groups
+        self.im2col_step = im2col_step
+        # Attributes mmcv sets so code that treats this like a ConvNd (e.g. FLOP counters)
+        # finds them.
+        self.transposed = False
+        self.output_padding = _single(0)
+        self.weight = nn.Parameter(
+            torch.empty(out_channels, in_channels // groups, *self.kernel_size)
+        )
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Kaiming-uniform weight, as mmcv."""
+        nn.init.kaiming_uniform_(self.weight, nonlinearity="relu")
+
+    def forward(self, x: Tensor, offset: Tensor) -> Tensor:
+        """Convolve ``x`` sampling at ``offset``.
+
+        Args:
+            x: ``(N, C_in, H, W)``.
+            offset: ``(N, deform_groups * 2 * kh * kw, H_out, W_out)``, ``y, x`` per tap.
+
+        Returns:
+            ``(N, C_out, H_out, W_out)``.
+        """
+        # As mmcv: an input smaller than the kernel is zero-padded on the bottom/right and
+        # the output cropped back.
+        pad_h = max(self.kernel_size[0] - x.size(2), 0)
+        pad_w = max(self.kernel_size[1] - x.size(3), 0)
+        if pad_h or pad_w:
+            x = F.pad(x, (0, pad_w, 0, pad_h))
+            offset = F.pad(offset, (0, pad_w, 0, pad_h))
+        out = deform_conv2d(
+            x,
+            offset,
+            self.weight,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.groups,
+            self.deform_groups,
+            False,
+            self.im2col_step,
+        )
+        if pad_h or pad_w:
+            out = out[:, :, : out.size(2) - pad_h, : out.size(3) - pad_w].contiguous()
+        return out
+
+    def extra_repr(self) -> str:
+        """The constructor arguments, for ``repr``."""
+        return (
+            f"in_channels={self.in_channels}, out_channels={self.out_channels}, "
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, groups={self.groups}, "
+            f"deform_groups={self.deform_groups}, bias=False"
+        )
+
+
+@CONV_LAYERS.register_module("DCN")
+class DeformConv2dPack(DeformConv2d):
+    """A :class:`DeformConv2d` that predicts its own offsets, usable like ``nn.Conv2d``.
+
+    The offsets come from ``conv_offset``, a plain convolution with this layer's kernel,
+    stride, padding and dilation, initialised to zero (so it starts as a regular convolution).
+    Registered as ``'DCN'`` in ``CONV_LAYERS``. Arguments as :class:`DeformConv2d`.
+    """
+
+    # mmcv's version 2 layout (``conv_offset`` inside the layer). mmcv's loader also renamed
+    # version-1 keys (``<name>_offset.*``, beside the layer); PyTorch 2 hands a child only the
+    # keys under its own prefix, so that rename cannot work there or here and is left out.
+    _version = 2
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.conv_offset = nn.Conv2d(
+            self.in_channels,
+            self.deform_groups * 2 * self.kernel_size[0] * self.kernel_size[1],
+            kernel_size=self.kernel_size,
+            stride=self.stride,
+            padding=self.padding,
+            dilation=self.dilation,
+            bias=True,
+        )
+        self.init_offset()
+
+    def init_offset(self) -> None:
+        """Zero the offset conv: the layer starts as a regular convolution."""
+        self.conv_offset.weight.data.zero_()
+        self.conv_offset.bias.data.zero_()
+
+    def forward(self, x: Tensor) -> Tensor:  # type: ignore[override]
+        """Predict offsets from ``x`` and convolve.
+
+        Args:
+            x: ``(N, C_in, H, W)``.
+
+        Returns:
+            ``(N, C_out, H_out, W_out)``.
+        """
+        offset = self.conv_offset(x)
+        return deform_conv2d(
+            x,
+            offset,
+            self.weight,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.groups,
+            self.deform_groups,
+            False,
+            self.im2col_step,
+        )

@@ -1,0 +1,69 @@
+"""StyleGAN2's bias + leaky ReLU + scale, in PyTorch (mmcv's own CPU path is PyTorch too).
+
+``fused_bias_leakyrelu(x, b) = leaky_relu(x + b, negative_slope) * scale``, the bias added per
+channel (dimension 1). mmcv fused the three steps in a CUDA kernel; here autograd does them.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = ["FusedBiasLeakyReLU", "bias_leakyrelu_ref", "fused_bias_leakyrelu"]
+
+
+def fused_bias_leakyrelu(
+    input: Tensor,  # noqa: A002 (mmcv's argument name)
+    bias: Tensor | None,
+    negative_slope: float = 0.2,
+    scale: float = 2**0.5,
+) -> Tensor:
+    """Add ``bias`` per channel, apply leaky ReLU, multiply by ``scale``.
+
+    Args:
+        input: Features ``(N, C, ...)``.
+        bias: ``(C,)``, or None for no bias.
+        negative_slope: Slope of the negative part.
+        scale: Output factor (``sqrt(2)`` keeps the variance, as in StyleGAN2).
+
+    Returns:
+        A tensor shaped as ``input``.
+    """
+    assert scale > 0, "The scale should be greater than 0"
+    if bias is not None:
+        assert bias.ndim == 1 and bias.shape[0] == input.shape[1], "bias must be (C,)"
+        input = input + bias.to(input.dtype).view(1, -1, *([1] * (input.ndim - 2)))
+    out = F.leaky_relu(input, negative_slope)
+    return out * scale if scale != 1 else out
+
+
+class FusedBiasLeakyReLU(nn.Module):
+    """:func:`fused_bias_leakyrelu` with a learned, zero-initialised ``bias`` (mmcv's name).
+
+    Args:
+        num_channels: Channels of the input.
+        negative_slope: Slope of the negative part.
+        scale: Output factor.
+    """
+
+    def __init__(self, num_channels: int, negative_slope: float = 0.2, scale: float = 2**0.5):
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(num_channels))
+        self.negative_slope = negative_slope
+        self.scale = scale
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        """Apply the activation.
+
+        Args:
+            input: Features ``(N, C, ...)``.
+
+        Returns:
+            A tensor shaped as ``input``.
+        """
+        return fused_bias_leakyrelu(input, self.bias, self.negative_slope, self.scale)
+
+
+#: mmcv's name for its PyTorch path of :func:`fused_bias_leakyrelu`.
+bias_leakyrelu_ref = fused_bias_leakyrelu

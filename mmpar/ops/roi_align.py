@@ -1,0 +1,117 @@
+"""RoIAlign with mmcv's signature, on torchvision's kernel (the same Detectron algorithm)."""
+
+from __future__ import annotations
+
+import torchvision
+from torch import Tensor, nn
+from torch.nn.modules.utils import _pair
+
+from mmpar.utils import deprecated_api_warning
+
+from ._unsupported import unsupported_error
+
+__all__ = ["RoIAlign", "roi_align"]
+
+_MAX_MODE_INSTEAD = (
+    "pool_mode='avg' (torchvision's kernel, what mmdet and mmaction configs use), or "
+    "torchvision.ops.roi_pool for max pooling over whole pixels"
+)
+
+
+def roi_align(
+    input: Tensor,  # noqa: A002 (mmcv's argument name)
+    rois: Tensor,
+    output_size: int | tuple[int, int],
+    spatial_scale: float = 1.0,
+    sampling_ratio: int = 0,
+    pool_mode: str = "avg",
+    aligned: bool = True,
+) -> Tensor:
+    """Average bilinear samples of each box's bins into a fixed-size feature map.
+
+    Args:
+        input: Features ``(N, C, H, W)``.
+        rois: Boxes ``(K, 5)``: batch index, then ``x1, y1, x2, y2`` in input image pixels.
+        output_size: ``(h, w)`` of each output map (an int for square).
+        spatial_scale: Factor from box coordinates to feature-map coordinates (1 / stride).
+        sampling_ratio: Samples per bin along each axis; 0 picks ``ceil(bin size)`` per box.
+        pool_mode: ``'avg'``. mmcv's ``'max'`` (its CUDA kernel only) is not provided.
+        aligned: Shift boxes by -0.5 pixel so samples sit on pixel centres (True), or mmcv's
+            legacy alignment (False, boxes at least one pixel wide).
+
+    Returns:
+        ``(K, C, h, w)`` pooled features.
+    """
+    assert pool_mode in ("max", "avg"), f"pool_mode must be 'avg' or 'max', got {pool_mode!r}"
+    if pool_mode == "max":
+        raise unsupported_error("roi_align with pool_mode='max'", _MAX_MODE_INSTEAD)
+    assert rois.size(1) == 5, "RoI must be (idx, x1, y1, x2, y2)"
+    return torchvision.ops.roi_align(
+        input, rois, _pair(output_size), float(spatial_scale), int(sampling_ratio), aligned
+    )
+
+
+class RoIAlign(nn.Module):
+    """RoIAlign pooling as a layer: :func:`roi_align` with fixed settings.
+
+    Args:
+        output_size: ``(h, w)`` of each output map (an int for square).
+        spatial_scale: Factor from box coordinates to feature-map coordinates.
+        sampling_ratio: Samples per bin along each axis; 0 for adaptive.
+        pool_mode: ``'avg'`` (``'max'`` raises when called, see :func:`roi_align`).
+        aligned: Half-pixel-aligned sampling (True) or mmcv's legacy one (False).
+        use_torchvision: Accepted for compatibility; both settings run torchvision's kernel.
+    """
+
+    @deprecated_api_warning(
+        {"out_size": "output_size", "sample_num": "sampling_ratio"}, cls_name="RoIAlign"
+    )
+    def __init__(
+        self,
+        output_size: int | tuple[int, int],
+        spatial_scale: float = 1.0,
+        sampling_ratio: int = 0,
+        pool_mode: str = "avg",
+        aligned: bool = True,
+        use_torchvision: bool = False,
+    ) -> None:
+        super().__init__()
+        self.output_size = _pair(output_size)
+        self.spatial_scale = float(spatial_scale)
+        self.sampling_ratio = int(sampling_ratio)
+        self.pool_mode = pool_mode
+        self.aligned = aligned
+        self.use_torchvision = use_torchvision
+
+    def forward(self, input: Tensor, rois: Tensor) -> Tensor:  # noqa: A002
+        """Pool ``rois`` (``(K, 5)``: batch index, x1, y1, x2, y2) from ``input`` (NCHW).
+
+        Args:
+            input: Features ``(N, C, H, W)``.
+            rois: Boxes ``(K, 5)``.
+
+        Returns:
+            ``(K, C, h, w)`` pooled features.
+        """
+        if self.pool_mode == "avg":
+            # The hot path of every two-stage detector: straight to the kernel.
+            return torchvision.ops.roi_align(
+                input, rois, self.output_size, self.spatial_scale, self.sampling_ratio, self.aligned
+            )
+        return roi_align(
+            input,
+            rois,
+            self.output_size,
+            self.spatial_scale,
+            self.sampling_ratio,
+            self.pool_mode,
+            self.aligned,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(output_size={self.output_size}, "
+            f"spatial_scale={self.spatial_scale}, sampling_ratio={self.sampling_ratio}, "
+            f"pool_mode={self.pool_mode}, aligned={self.aligned}, "
+            f"use_torchvision={self.use_torchvision})"
+        )

@@ -1,0 +1,187 @@
+"""mmcv 1.x's ``mmcv.ops.sync_bn``: ``SyncBatchNorm`` with mmcv's ``group`` and ``stats_mode``.
+
+It is registered in ``NORM_LAYERS`` as ``'MMSyncBN'``, as in mmcv.
+
+It is a subclass of ``torch.nn.SyncBatchNorm`` (same parameters and buffers, recognised by
+torch's and mmpar's SyncBN helpers) with its own forward, for two reasons: torch's refuses CPU
+tensors once a process group exists, and mmcv's ``stats_mode='default'`` weights every rank
+equally, which torch does not offer. In one process it is plain batch norm; across processes
+the statistics are all-reduced with ``torch.distributed.nn`` (so gradients flow through the
+reduction) on any device and backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from mmpar.cnn.bricks.registry import NORM_LAYERS
+
+__all__ = ["SyncBatchNorm"]
+
+
+class _AllReduceSum(torch.autograd.Function):
+    """Sum over the group; the gradient of every rank's input is the summed gradient.
+
+    Each rank's output feeds that rank's loss, and the total loss is the sum over ranks, so
+    the gradient of an input is the sum of the output gradients of all ranks.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, tensor: Tensor, group: Any) -> Tensor:
+        ctx.group = group
+        out = tensor.clone()
+        dist.all_reduce(out, group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        grad = grad.contiguous().clone()
+        dist.all_reduce(grad, group=ctx.group)
+        return grad, None
+
+
+@NORM_LAYERS.register_module(name="MMSyncBN")
+class SyncBatchNorm(nn.SyncBatchNorm):
+    """Batch norm with statistics over all processes of a group.
+
+    Args:
+        num_features: Channels of the input (N, C, ...).
+        eps: Added to the variance. Default: 1e-5.
+        momentum: Running-statistics factor; None for a cumulative average. Default: 0.1.
+        affine: Whether to learn ``weight`` and ``bias``. Default: True.
+        track_running_stats: Whether to keep running statistics (else batch statistics are
+            used in eval mode too). Default: True.
+        group: The process group to synchronise over. Default: None (the whole world).
+        stats_mode: ``'default'``: each rank's mean and variance count equally (a rank with
+            an empty batch contributes zeros, as in mmcv); ``'N'``: each rank counts by its
+            batch size, which is right when batches differ or are empty. Default:
+            ``'default'``.
+    """
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        group: Any | None = None,
+        stats_mode: str = "default",
+    ) -> None:
+        assert stats_mode in ["default", "N"], (
+            f'stats_mode must be "default" or "N", got "{stats_mode}"'
+        )
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, process_group=group
+        )
+        self.stats_mode = stats_mode
+        self.group = group
+
+    @property
+    def group_size(self) -> int:
+        """The number of processes the statistics are synchronised over (1 without a group)."""
+        if not (dist.is_available() and dist.is_initialized()):
+            return 1
+        return dist.get_world_size(self.group)
+
+    def reset_parameters(self) -> None:
+        """Reset the running statistics; ``weight`` uniform in [0, 1) and ``bias`` zero.
+
+        The uniform ``weight`` is mmcv's choice for this layer (torch's batch norm uses ones).
+        """
+        self.reset_running_stats()
+        if self.affine:
+            with torch.no_grad():
+                self.weight.uniform_()
+                self.bias.zero_()
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Normalise ``input`` (N, C, ...).
+
+        Training (or untracked) mode uses the batch statistics over the group, eval mode the
+        running statistics.
+
+        Raises:
+            ValueError: ``input`` has fewer than 2 dimensions.
+        """
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input, got {input.dim()}D input")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked)
+        if not self.training and self.track_running_stats:
+            return F.batch_norm(
+                input,
+                self.running_mean,
+                self.running_var,
+                self.weight,
+                self.bias,
+                False,
+                factor,
+                self.eps,
+            )
+        if self.group_size == 1:
+            return F.batch_norm(
+                input,
+                self.running_mean,
+                self.running_var,
+                self.weight,
+                self.bias,
+                True,
+                factor,
+                self.eps,
+            )
+        return self._synced_forward(input, factor)
+
+    def _synced_forward(self, input: Tensor, factor: float) -> Tensor:
+        group = self.group if self.group is not None else dist.group.WORLD
+        world = self.group_size
+        batch = input.size(0)
+        x = input.flatten(2)  # (N, C, L)
+        if x.dtype in (torch.float16, torch.bfloat16):
+            x = x.float()  # statistics in float32 at least, as mmcv's kernel
+        channels = x.size(1)
+        # 'default': every rank's statistic has weight 1 (divided by the group size);
+        # 'N': weight = the rank's batch size (divided by the total batch).
+        rank_weight = float(batch) if self.stats_mode == "N" else 1.0
+        has_data = 1.0 if batch > 0 else 0.0
+        local_mean = x.mean((0, 2)) if batch > 0 else x.new_zeros(channels)
+        # Reduced with the mean: the batch flag (weighted) and the element count.
+        extra = x.new_tensor([has_data * rank_weight, batch * x.size(2)])
+        reduced = _AllReduceSum.apply(torch.cat([local_mean * rank_weight, extra]), group)
+        total = reduced[channels].detach()
+        count = int(reduced[channels + 1])
+        divisor = total.clamp(min=1) if self.stats_mode == "N" else float(world)
+        mean = reduced[:channels] / divisor
+
+        centred = x - mean.view(1, -1, 1)
+        local_var = centred.pow(2).mean((0, 2)) if batch > 0 else x.new_zeros(channels)
+        var = _AllReduceSum.apply(local_var * rank_weight, group) / divisor
+
+        inv_std = torch.rsqrt(var + self.eps)
+        out = centred * inv_std.view(1, -1, 1)
+        if self.affine:
+            out = out * self.weight.view(1, -1, 1) + self.bias.view(1, -1, 1)
+        if self.track_running_stats and self.running_mean is not None and bool(total > 0):
+            with torch.no_grad():
+                # The element count of the whole group (mmcv uses its local count times the
+                # group size, so its ranks disagree when batches differ).
+                unbiased = var * count / (count - 1) if count > 1 else var
+                self.running_mean.mul_(1 - factor).add_(mean.detach(), alpha=factor)
+                self.running_var.mul_(1 - factor).add_(unbiased.detach(), alpha=factor)
+        return out.to(input.dtype).view_as(input)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}({self.num_features}, eps={self.eps}, "
+            f"momentum={self.momentum}, affine={self.affine}, "
+            f"track_running_stats={self.track_running_stats}, group_size={self.group_size}, "
+            f"stats_mode={self.stats_mode})"
+        )

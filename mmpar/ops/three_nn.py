@@ -1,0 +1,12 @@
+"""mmcv.ops.three_nn: not provided (it needs a compiled mmcv-full kernel).
+
+Its names import; using one raises :class:`~mmpar.ops._unsupported.UnsupportedOpError`.
+"""
+
+from __future__ import annotations
+
+from ._unsupported import POINT_CLOUD, unsupported_function
+
+__all__ = ["three_nn"]
+
+three_nn = unsupported_function("three_nn", POINT_CLOUD, __name__)

@@ -1,0 +1,145 @@
+"""RoIAlign / RoIPool: mmcv's kernels' arithmetic as slow references, gradients, conventions."""
+
+import math
+import warnings
+
+import pytest
+import torch
+
+from mmpar.ops import RoIAlign, RoIPool, roi_align, roi_pool
+from mmpar.ops._unsupported import UnsupportedOpError
+
+
+def _bilinear(img, y, x):
+    # mmcv's roi_align bilinear rule: outside (-1, H) x (-1, W) is 0; else clamp to the border.
+    h, w = img.shape[-2:]
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return img.new_zeros(img.shape[:-2])
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(y), int(x)
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    hy, hx = 1 - ly, 1 - lx
+    return (
+        hy * hx * img[..., y0, x0]
+        + hy * lx * img[..., y0, x1]
+        + ly * hx * img[..., y1, x0]
+        + ly * lx * img[..., y1, x1]
+    )
+
+
+def _ref_roi_align(feat, rois, out_hw, scale, ratio, aligned):
+    ph, pw = out_hw
+    out = feat.new_zeros(len(rois), feat.size(1), ph, pw)
+    shift = 0.5 if aligned else 0.0
+    for r, (b, x1, y1, x2, y2) in enumerate(rois.tolist()):
+        sx, sy = x1 * scale - shift, y1 * scale - shift
+        rw, rh = x2 * scale - shift - sx, y2 * scale - shift - sy
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / ph, rw / pw
+        gh = ratio if ratio > 0 else math.ceil(rh / ph)
+        gw = ratio if ratio > 0 else math.ceil(rw / pw)
+        count = max(gh * gw, 1)
+        for i in range(ph):
+            for j in range(pw):
+                acc = 0
+                for iy in range(gh):
+                    y = sy + i * bh + (iy + 0.5) * bh / gh
+                    for ix in range(gw):
+                        x = sx + j * bw + (ix + 0.5) * bw / gw
+                        acc = acc + _bilinear(feat[int(b)], y, x)
+                out[r, :, i, j] = acc / count
+    return out
+
+
+def _inputs(dtype=torch.float32):
+    g = torch.Generator().manual_seed(0)
+    feat = torch.rand(2, 3, 9, 11, generator=g, dtype=dtype)
+    rois = torch.tensor(
+        [[0, 1.3, 2.2, 13.0, 15.1], [1, 0.0, 0.0, 21.7, 17.0], [1, 5.5, 4.0, 6.0, 4.2]],
+        dtype=dtype,
+    )
+    return feat, rois
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+@pytest.mark.parametrize("ratio", [0, 2])
+def test_roi_align_matches_mmcvs_arithmetic(aligned, ratio):
+    feat, rois = _inputs()
+    out = roi_align(feat, rois, (3, 2), 0.5, ratio, "avg", aligned)
+    ref = _ref_roi_align(feat, rois, (3, 2), 0.5, ratio, aligned)
+    assert out.shape == (3, 3, 3, 2)
+    assert torch.allclose(out, ref, atol=1e-5)
+    layer = RoIAlign((3, 2), 0.5, ratio, aligned=aligned)
+    assert torch.equal(layer(feat, rois), out)
+    assert torch.equal(
+        RoIAlign((3, 2), 0.5, ratio, aligned=aligned, use_torchvision=True)(feat, rois), out
+    )
+
+
+def test_roi_align_gradients():
+    feat, rois = _inputs(torch.float64)
+    feat.requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda f: roi_align(f, rois, 2, 0.5, 2), (feat,))
+
+
+def test_roi_align_old_argument_names_and_max_mode():
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        layer = RoIAlign(out_size=4, sample_num=2)
+    assert layer.output_size == (4, 4) and layer.sampling_ratio == 2
+    assert "use_torchvision=False" in repr(layer)
+    feat, rois = _inputs()
+    with pytest.raises(UnsupportedOpError, match="roi_align with pool_mode='max'"):
+        RoIAlign(2, pool_mode="max")(feat, rois)
+    with pytest.raises(AssertionError):
+        roi_align(feat, rois, 2, pool_mode="median")
+
+
+def _ref_roi_pool(feat, rois, out_hw, scale):
+    # mmcv's CUDA kernel: bins from the unrounded corners, (x2 + 1) inclusive, empty bins 0.
+    ph, pw = out_hw
+    h, w = feat.shape[-2:]
+    out = feat.new_zeros(len(rois), feat.size(1), ph, pw)
+    for r, (b, x1, y1, x2, y2) in enumerate(rois.tolist()):
+        x1, y1, x2, y2 = x1 * scale, y1 * scale, (x2 + 1) * scale, (y2 + 1) * scale
+        bw, bh = (x2 - x1) / pw, (y2 - y1) / ph
+        for i in range(ph):
+            for j in range(pw):
+                ys = min(max(math.floor(i * bh + y1), 0), h)
+                ye = min(max(math.ceil((i + 1) * bh + y1), 0), h)
+                xs = min(max(math.floor(j * bw + x1), 0), w)
+                xe = min(max(math.ceil((j + 1) * bw + x1), 0), w)
+                if ye > ys and xe > xs:
+                    out[r, :, i, j] = feat[int(b), :, ys:ye, xs:xe].amax(dim=(-1, -2))
+    return out
+
+
+def test_roi_pool_matches_mmcv_for_grid_aligned_boxes():
+    feat, _ = _inputs()
+    # x1 * scale and (x2 + 1) * scale on the feature grid: mmcv's bins exactly.
+    rois = torch.tensor([[0, 2.0, 2.0, 13.0, 15.0], [1, 0.0, 4.0, 19.0, 17.0], [0, 6, 6, 9, 7]])
+    out = roi_pool(feat, rois, (2, 3), 0.5)
+    assert torch.equal(out, _ref_roi_pool(feat, rois, (2, 3), 0.5))
+    assert torch.equal(RoIPool((2, 3), 0.5)(feat, rois), out)
+    assert repr(RoIPool(2, 0.25)) == "RoIPool(output_size=(2, 2), spatial_scale=0.25)"
+
+
+def test_roi_pool_gradients_reach_the_max():
+    feat, _ = _inputs(torch.float64)
+    feat.requires_grad_(True)
+    rois = torch.tensor([[0, 2.0, 2.0, 13.0, 15.0]], dtype=torch.float64)
+    roi_pool(feat, rois, 2, 0.5).sum().backward()
+    # Each output routes its gradient to its one maximum (bins may share one).
+    assert feat.grad.sum() == 2 * 2 * 3
+    assert torch.equal(feat.grad, feat.grad.round()) and feat.grad.min() == 0
