@@ -88,6 +88,55 @@ def _check_groups(
         )
 
 
+def _set_conv_attributes(
+    layer: nn.Module,
+    in_channels: int,
+    out_channels: int,
+    kernel_size: IntPair,
+    stride: IntPair,
+    padding: IntPair,
+    dilation: IntPair,
+    groups: int,
+    deform_groups: int,
+) -> None:
+    """Give a deformable conv layer a ConvNd's attributes and an uninitialised ``weight``.
+
+    mmcv's deformable convs set the attributes of ``nn.Conv2d`` so that code treating them as
+    one (FLOP counters, ``fuse_conv_bn``-style inspection) finds them.
+    """
+    layer.in_channels = in_channels
+    layer.out_channels = out_channels
+    layer.kernel_size = _pair(kernel_size)
+    layer.stride = _pair(stride)
+    layer.padding = _pair(padding)
+    layer.dilation = _pair(dilation)
+    layer.groups = groups
+    layer.deform_groups = deform_groups
+    layer.transposed = False
+    layer.output_padding = _single(0)
+    layer.weight = nn.Parameter(
+        torch.empty(out_channels, in_channels // groups, *layer.kernel_size)
+    )
+
+
+def _offset_conv(layer: nn.Module, values_per_tap: int) -> nn.Conv2d:
+    """The Pack layers' ``conv_offset``: ``values_per_tap`` channels per tap and deform group.
+
+    It has the layer's kernel, stride, padding and dilation, so its output is on the grid the
+    deformable convolution samples; its weights are zeroed by the caller (mmcv's init).
+    """
+    taps = layer.kernel_size[0] * layer.kernel_size[1]
+    return nn.Conv2d(
+        layer.in_channels,
+        layer.deform_groups * values_per_tap * taps,
+        kernel_size=layer.kernel_size,
+        stride=layer.stride,
+        padding=layer.padding,
+        dilation=layer.dilation,
+        bias=True,
+    )
+
+
 class DeformConv2d(nn.Module):
     """Deformable 2D convolution layer; the offsets are an input of :meth:`forward`.
 
@@ -122,22 +171,18 @@ class DeformConv2d(nn.Module):
         assert not bias, f"bias={bias} is not supported in DeformConv2d."
         assert in_channels % groups == 0, f"in_channels {in_channels} not divisible by {groups}"
         assert out_channels % groups == 0, f"out_channels {out_channels} not divisible by {groups}"
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride)
-        self.padding = _pair(padding)
-        self.dilation = _pair(dilation)
-        self.groups = groups
-        self.deform_groups = deform_groups
-        self.im2col_step = im2col_step
-        # Attributes mmcv sets so code that treats this like a ConvNd (e.g. FLOP counters)
-        # finds them.
-        self.transposed = False
-        self.output_padding = _single(0)
-        self.weight = nn.Parameter(
-            torch.empty(out_channels, in_channels // groups, *self.kernel_size)
+        _set_conv_attributes(
+            self,
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            deform_groups,
         )
+        self.im2col_step = im2col_step
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -203,15 +248,7 @@ class DeformConv2dPack(DeformConv2d):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.conv_offset = nn.Conv2d(
-            self.in_channels,
-            self.deform_groups * 2 * self.kernel_size[0] * self.kernel_size[1],
-            kernel_size=self.kernel_size,
-            stride=self.stride,
-            padding=self.padding,
-            dilation=self.dilation,
-            bias=True,
-        )
+        self.conv_offset = _offset_conv(self, 2)  # y, x per tap
         self.init_offset()
 
     def init_offset(self) -> None:

@@ -13,12 +13,12 @@ import math
 import torch
 import torchvision
 from torch import Tensor, nn
-from torch.nn.modules.utils import _pair, _single
+from torch.nn.modules.utils import _pair
 
 from mmpar.cnn import CONV_LAYERS
 from mmpar.utils import deprecated_api_warning
 
-from .deform_conv import IntPair, _check_groups
+from .deform_conv import IntPair, _check_groups, _offset_conv, _set_conv_attributes
 
 __all__ = ["ModulatedDeformConv2d", "ModulatedDeformConv2dPack", "modulated_deform_conv2d"]
 
@@ -98,19 +98,16 @@ class ModulatedDeformConv2d(nn.Module):
         bias: bool | str = True,
     ) -> None:
         super().__init__()
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride)
-        self.padding = _pair(padding)
-        self.dilation = _pair(dilation)
-        self.groups = groups
-        self.deform_groups = deform_groups
-        # ConvNd attributes mmcv sets, for code that inspects conv layers.
-        self.transposed = False
-        self.output_padding = _single(0)
-        self.weight = nn.Parameter(
-            torch.empty(out_channels, in_channels // groups, *self.kernel_size)
+        _set_conv_attributes(
+            self,
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            deform_groups,
         )
         if bias:
             self.bias = nn.Parameter(torch.empty(out_channels))
@@ -164,15 +161,7 @@ class ModulatedDeformConv2dPack(ModulatedDeformConv2d):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.conv_offset = nn.Conv2d(
-            self.in_channels,
-            self.deform_groups * 3 * self.kernel_size[0] * self.kernel_size[1],
-            kernel_size=self.kernel_size,
-            stride=self.stride,
-            padding=self.padding,
-            dilation=self.dilation,
-            bias=True,
-        )
+        self.conv_offset = _offset_conv(self, 3)  # y, x and the mask per tap
         self.init_weights()
 
     def init_weights(self) -> None:
