@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -39,8 +40,6 @@ STOPPED = re.compile(r"Interrupted by SIGINT at epoch 1, iteration (\d+): saved 
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -50,7 +49,7 @@ def _ctrl_c(cmd: list, times: int, to_group: bool, env: dict | None = None) -> S
     """Run ``cmd``; on READY send SIGINT, and (``times=2``) again once it was announced."""
     full_env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", NO_COLOR="1")
     full_env["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(HERE), os.environ.get("PYTHONPATH")])
+        filter(None, [str(HERE), str(REPO), os.environ.get("PYTHONPATH")])
     )
     full_env.update(env or {})
     proc = subprocess.Popen(
