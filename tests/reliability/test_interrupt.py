@@ -88,7 +88,14 @@ def _ctrl_c(cmd: list, times: int, to_group: bool, env: dict | None = None) -> S
 
 def single(work_dir: Path, times: int) -> SimpleNamespace:
     cmd = [sys.executable, "tools/train.py", CONFIG, "--work-dir", work_dir, "--no-validate"]
-    cmd += ["--cfg-options", *OPTIONS, "data.workers_per_gpu=1", f"custom_hooks.0.times={times}"]
+    # One loader worker for the first Ctrl-C (it must ignore it); none needed for the second.
+    workers = 1 if times == 1 else 0
+    cmd += [
+        "--cfg-options",
+        *OPTIONS,
+        f"data.workers_per_gpu={workers}",
+        f"custom_hooks.0.times={times}",
+    ]
     return _ctrl_c(cmd, times, to_group=True)
 
 
