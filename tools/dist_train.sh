@@ -14,4 +14,10 @@ if [ "$#" -lt 2 ]; then
     exit 2
 fi
 source "$(dirname "$0")/launch_common.sh"
+# One node: a work dir that another run holds stops here, with the error line last, rather than
+# in every rank under torchrun's long failure report. (Several nodes: the other nodes' runs of
+# this very job may hold it, so only the ranks check.)
+if [ "${NNODES:-1}" = 1 ] && [ -z "${RDZV_ENDPOINT:-}" ]; then
+    "${PYTHON:-python}" -m mmpar.cli.work_dir_check "$1" "${@:3}"
+fi
 mmpar_torchrun train.py "$2" "$1" --launcher pytorch "${@:3}"

@@ -241,7 +241,8 @@ def build_train_runner(
     ``log_config``, ``momentum_config``, ``custom_hooks``, ``nan_guard_config``), the
     sampler-seed hook, when ``validate`` the evaluation hook, and when ``cfg.preemption`` is a
     dict a :class:`~mmpar.runner.PreemptionHook` (``PreemptionHook(**cfg.preemption)`` at
-    ``LOWEST``: on SIGTERM/SIGUSR1 it saves and raises ``TrainingPreempted``, exit code 75;
+    ``LOWEST``: on SIGTERM/SIGUSR1 it saves and raises ``TrainingPreempted``, exit code 75,
+    on Ctrl-C the same with exit code 130;
     API users opt in, ``tools/train.py`` turns it on by default), then resumes
     (``resume_from``, ``'auto'`` or ``auto_resume=True``: the newest loadable checkpoint of
     the run that last started in ``work_dir``, see ``runner.resume``) or loads weights

@@ -11,7 +11,7 @@ import argparse
 import os
 import os.path as osp
 
-from mmpar.runner.sharded_checkpoint import read_sharded_header
+from mmpar.runner.sharded_checkpoint import HEADER, read_sharded_header
 
 from .errors import TRUST_CHECKPOINT_FLAG, UsageError
 
@@ -65,13 +65,38 @@ def check_checkpoint_path(path: str, label: str = "checkpoint") -> None:
 
     Raises:
         FileNotFoundError: Nothing is at ``path``.
-        CorruptCheckpointError: ``path`` is a directory but not a complete sharded (FSDP)
-            checkpoint (e.g. a work dir, or a save that was interrupted).
+        UsageError: ``path`` is a directory that holds no sharded checkpoint's files (a work
+            dir given by mistake): the message names its ``latest.pth`` or checkpoint files.
+        CorruptCheckpointError: ``path`` is a directory with some of a sharded (FSDP)
+            checkpoint's files but not all (a save that was interrupted).
     """
     if not osp.exists(path):
         raise FileNotFoundError(f"{label} not found: {path}")
     if osp.isdir(path):
+        if not _has_shard_files(path):
+            raise UsageError(_not_a_checkpoint_message(path, label))
         read_sharded_header(path)
+
+
+def _has_shard_files(path: str) -> bool:
+    """Whether a directory holds any file of a sharded checkpoint (header, DCP metadata, shards)."""
+    names = os.listdir(path)
+    return any(n in (HEADER, ".metadata") or n.endswith(".distcp") for n in names)
+
+
+def _not_a_checkpoint_message(path: str, label: str) -> str:
+    """What to pass instead of a directory: its ``latest.pth``, or the checkpoints it holds."""
+    latest = osp.join(path, "latest.pth")
+    if osp.exists(latest):
+        hint = f"to load the newest checkpoint of this work dir, pass {latest}"
+    else:
+        found = sorted(n for n in os.listdir(path) if n.endswith(".pth"))
+        hint = (
+            f"pass one of its checkpoint files ({', '.join(found[:5])})"
+            if found
+            else "it holds no checkpoint (*.pth)"
+        )
+    return f'{label} "{path}" is a directory, not a checkpoint file; {hint}'
 
 
 def check_output_file(path: str) -> None:

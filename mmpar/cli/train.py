@@ -15,6 +15,8 @@ Exit codes:
         ``preempted_iter_<N>.pth`` (``latest.pth``) after the current iteration; run the same
         command with ``--auto-resume`` to continue exactly. A second signal ends the process
         at once (exit by the signal, e.g. -15 / 143).
+    130 interrupted by Ctrl-C (SIGINT): saved and summarised as for code 75; a second Ctrl-C
+        ends the process at once, unsaved.
 """
 
 from __future__ import annotations
@@ -310,8 +312,8 @@ def main(argv=None) -> int:
         try:
             runner.run(data_loaders, cfg.workflow)
             status = run_status(runner)
-        except TrainingPreempted as preempted:  # saved and logged; every rank exits with 75
-            status, code = "preempted", preempted.code
+        except TrainingPreempted as preempted:  # saved and logged; exit 75 (Ctrl-C: 130)
+            status, code = preempted.status, preempted.code
         except ENVIRONMENT_ERRORS as err:  # e.g. CheckpointSaveError: disk full
             status = f"failed: {type(err).__name__}"
             raise

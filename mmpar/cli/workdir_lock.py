@@ -42,6 +42,35 @@ class WorkDirLockedError(UsageError):
     """Another run holds the work dir's lock; the message names the work dir and the holder."""
 
 
+def _locked_error(work_dir: str, path: str) -> WorkDirLockedError:
+    return WorkDirLockedError(
+        f'work_dir "{work_dir}" is in use by another run ({_describe(read_holder(path))}); '
+        f"wait until it ends or choose another --work-dir (lock file {path})"
+    )
+
+
+def check_not_locked(work_dir: str) -> None:
+    """Raise :class:`WorkDirLockedError` if a run holds ``work_dir`` now; change nothing.
+
+    A check before a launch (``tools/dist_train.sh``); the run still takes the lock itself.
+    A missing work dir or lock file, or a filesystem without ``flock``, passes.
+    """
+    work_dir = osp.abspath(work_dir)
+    path = osp.join(work_dir, LOCK_FILE_NAME)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:  # a shared lock conflicts with the holder's exclusive one, and is dropped at once
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise _locked_error(work_dir, path) from None
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
 def read_holder(path: str) -> dict | None:
     """The identity written into the lock file ``path`` by its last holder, if readable.
 
@@ -154,11 +183,7 @@ class WorkDirLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise WorkDirLockedError(
-                f'work_dir "{self.work_dir}" is in use by another run '
-                f"({_describe(read_holder(self.path))}); wait until it ends or choose another "
-                f"--work-dir (lock file {self.path})"
-            ) from None
+            raise _locked_error(self.work_dir, self.path) from None
         except OSError as err:
             os.close(fd)
             if err.errno not in _UNSUPPORTED:

@@ -79,7 +79,9 @@ def die_with_parent() -> None:
 def worker_init_fn(worker_id: int, num_workers: int, rank: int, seed: int | None) -> None:
     """Seed ``random``, NumPy and torch in a DataLoader worker from (seed, rank, worker_id).
 
-    The worker also ends with its parent (:func:`die_with_parent`).
+    The worker also ends with its parent (:func:`die_with_parent`) and ignores Ctrl-C: the
+    terminal sends SIGINT to the whole process group, and the training process stops on it
+    (it saves after the iteration, and needs its workers until then).
 
     With ``seed=None`` the worker's torch seed (random per run) seeds the other two, so
     workers still differ from each other. mmpar's own transforms use per-sample generators and
@@ -87,6 +89,7 @@ def worker_init_fn(worker_id: int, num_workers: int, rank: int, seed: int | None
     reproducible too.
     """
     die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if seed is not None:
         seed_worker_rngs(worker_id, num_workers, rank, seed)
         return

@@ -158,7 +158,9 @@ class CIFAR10(BaseDataset):
             raise FileNotFoundError(
                 f"{type(self).__name__}: looked in {self.folder} and did not find "
                 f"{', '.join(missing)}. Pass download=True to fetch {self.url} into "
-                f"{self.data_prefix}, or download and extract it there yourself."
+                f"{self.data_prefix} (tools/train.py: --cfg-options data.train.download=True; "
+                f"tools/test.py: data.test.download=True), or download and extract it there "
+                f"yourself."
             )
         if self.check_integrity:
             self._verify()

@@ -21,6 +21,7 @@ import difflib
 import functools
 import inspect
 import re
+import time
 from collections import OrderedDict
 from typing import Any, Iterable
 
@@ -33,6 +34,7 @@ from mmpar.utils.config_args import (
     config_error_context,
     unexpected_argument_error,
 )
+from mmpar.utils.logging import get_logger
 
 __all__ = [
     "CompileBackendError",
@@ -148,6 +150,9 @@ class CompiledStep:
     copy, never a step of the original model: as for ``nn.Module.compile()``, whose compiled
     ``__call__`` is dropped from copies, a copy runs eagerly until compiled itself.
 
+    The first call compiles (often tens of seconds before the first log record of a run), so
+    it logs a line before and one after, with the time it took.
+
     Args:
         model: The model.
         name: The method, ``'train_step'`` or ``'val_step'``.
@@ -161,15 +166,30 @@ class CompiledStep:
         # The loss parsing of a step logs floats (.item()), which breaks the graph by design:
         # fullgraph applies to model(...) (the forward), not to the steps around it.
         self._compiled = torch.compile(step, **{**options, "fullgraph": False})
+        self._called = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the compiled step; a backend failure becomes :class:`CompileBackendError`."""
         from torch._dynamo.exc import BackendCompilerFailed
 
+        first, self._called = not self._called, True
+        if first:
+            logger = get_logger("mmpar")
+            logger.info(
+                "compile: torch.compile (backend %r) is compiling %s; its first call waits for "
+                "it (often tens of seconds)",
+                _backend_name(self.options),
+                self.name,
+            )
+            started = time.perf_counter()
         try:
-            return self._compiled(self.model, *args, **kwargs)
+            out = self._compiled(self.model, *args, **kwargs)
         except BackendCompilerFailed as err:
             raise CompileBackendError(backend_failure_message(self.options, err)) from err
+        if first:
+            elapsed = time.perf_counter() - started
+            logger.info("compile: %s compiled and ran in %.1f s", self.name, elapsed)
+        return out
 
     def __reduce__(self) -> tuple:
         return getattr, (self.model, self.name)

@@ -1,9 +1,9 @@
 """The plumbing of :class:`~mmpar.runner.hooks.PreemptionHook`: signal flag and rank agreement.
 
 - :func:`parse_signals` turns ``('SIGTERM', 'USR1', 10, signal.SIGINT)`` into signals.
-- :class:`SignalFlag` installs handlers that only record the first signal and give every
-  listed signal back its default action (so a second one ends the process at once), and puts
-  the previous handlers back.
+- :class:`SignalFlag` installs handlers that only record the first signal (and call an
+  optional callback) and give every listed signal back its default action (so a second one
+  ends the process at once), and puts the previous handlers back.
 - :class:`StopAgreement` makes all ranks of a distributed job decide to stop after the same
   iteration: one asynchronous ``all_reduce(MAX)`` of the local flag per exchange on a
   dedicated gloo group, whose result is read at the next exchange; exchanges are spaced so
@@ -16,7 +16,7 @@ import signal
 import time
 from datetime import timedelta
 from types import FrameType
-from typing import Any, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 import torch
 import torch.distributed as dist
@@ -76,10 +76,17 @@ class SignalFlag:
 
     Args:
         signals: The signals to handle.
+        on_first: Called with the first signal, from the handler (in the main thread, between
+            two Python instructions); it should only write a line.
     """
 
-    def __init__(self, signals: Sequence[signal.Signals]) -> None:
+    def __init__(
+        self,
+        signals: Sequence[signal.Signals],
+        on_first: Callable[[signal.Signals], None] | None = None,
+    ) -> None:
         self.signals = tuple(signals)
+        self.on_first = on_first
         self.received: signal.Signals | None = None
         self._previous: dict[signal.Signals, Any] = {}
 
@@ -89,10 +96,13 @@ class SignalFlag:
             self._previous[sig] = signal.signal(sig, self._handle)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.received is None:
+        first = self.received is None
+        if first:
             self.received = signal.Signals(signum)
         for sig in self.signals:
             signal.signal(sig, signal.SIG_DFL)
+        if first and self.on_first is not None:
+            self.on_first(self.received)
 
     def restore(self) -> None:
         """Put back the handlers that were installed before :meth:`install`."""

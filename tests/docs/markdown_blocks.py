@@ -1,14 +1,16 @@
 """The fenced code blocks of README.md and docs/*.md, their markers, and how to run them.
 
 A page's ``bash`` and ``python`` blocks are examples: the docs test runs them in order, in a scratch
-copy of the checkout. A visible line directly above a block (blank lines allowed) changes that:
+copy of the checkout. An HTML comment line directly above a block (blank lines allowed) changes
+that; a reader of the rendered page does not see it (what a reader must know, e.g. that an
+example needs GPUs or the network, the page says in words):
 
-- ``*Not run in CI: <why>.*`` -- the block is not run (it needs several hosts, a GPU, a download,
-  or is a benchmark); it is still checked statically (see :mod:`static_checks`).
-- ``*In CI this runs for one epoch.*`` -- the docs test adds ``runner.max_epochs=1`` to the
+- ``<!-- Not run in CI: <why>. -->`` -- the block is not run (it needs several hosts, a GPU, a
+  download, or is a benchmark); it is still checked statically (see :mod:`static_checks`).
+- ``<!-- In CI this runs for one epoch. -->`` -- the docs test adds ``runner.max_epochs=1`` to the
   block's training commands, so the page's long trainings stay fast.
-- ``*Continues the block above.*`` -- a python block that uses the names of the page's previous
-  python block: that block's code runs first, in the same fresh interpreter.
+- ``<!-- Continues the block above. -->`` -- a python block that uses the names of the page's
+  previous python block: that block's code runs first, in the same fresh interpreter.
 
 Other languages are not run: ``text`` (output, transcripts, layouts), ``toml`` and ``yaml`` (their
 syntax is checked).
@@ -27,9 +29,14 @@ RUNNABLE_LANGUAGES = ("bash", "python")
 DATA_LANGUAGES = ("text", "toml", "yaml")
 
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>\S*)\s*$")
-SKIP_MARKER = re.compile(r"^\*Not run in CI: (?P<reason>.+)\*$")
-ONE_EPOCH_MARKER = "*In CI this runs for one epoch.*"
-CONTINUES_MARKER = "*Continues the block above.*"
+COMMENT = re.compile(r"^<!--\s*(?P<body>.*?)\s*-->$")
+SKIP_MARKER = re.compile(r"^Not run in CI: (?P<reason>.+)$")
+ONE_EPOCH_MARKER = "In CI this runs for one epoch."
+CONTINUES_MARKER = "Continues the block above."
+MARKER_STARTS = ("Not run", "In CI", "Continues")
+MARKER_FORMS = (
+    f"<!-- Not run in CI: <why>. -->, <!-- {ONE_EPOCH_MARKER} --> or <!-- {CONTINUES_MARKER} -->"
+)
 ONE_EPOCH_OPTION = "runner.max_epochs=1"
 SEPARATORS = (";", "&", "&&", "|", "||")
 
@@ -57,7 +64,7 @@ class Block:
         line: 1-based line of the opening fence.
         lang: The fence's info string (``bash``, ``python``, ``text``...; ``''`` if none).
         code: The block's text, de-indented, ending with a newline.
-        skip_reason: Why the block is not run (``*Not run in CI: ...*``), else None.
+        skip_reason: Why the block is not run (``<!-- Not run in CI: ... -->``), else None.
         one_epoch: The block's trainings run for one epoch in CI.
         continues: A python block that continues the page's previous python block.
     """
@@ -126,26 +133,36 @@ def _dedent(line: str, indent: int) -> str:
 
 
 def _apply_markers(block: Block, lines: list[str], fence: int) -> None:
-    """Set the block's flags from the marker lines directly above its fence (blank lines skip)."""
+    """Set the block's flags from the marker comments directly above its fence (blank lines skip).
+
+    A marker-like line that is not a marker (a typo, or the old visible ``*In CI ...*`` form)
+    is an error rather than silently ignored.
+    """
     for line in reversed(lines[:fence]):
         line = line.strip()
         if not line:
             continue
-        skip = SKIP_MARKER.match(line)
+        comment = COMMENT.match(line)
+        body = comment["body"] if comment else None
+        skip = SKIP_MARKER.match(body) if body else None
         if skip:
             block.skip_reason = skip["reason"].rstrip(".")
-        elif line == ONE_EPOCH_MARKER:
+        elif body == ONE_EPOCH_MARKER:
             block.one_epoch = True
-        elif line == CONTINUES_MARKER:
+        elif body == CONTINUES_MARKER:
             block.continues = True
-        elif line.startswith(("*Not run", "*In CI", "*Continues")):
+        elif (body or "").startswith(MARKER_STARTS) or _old_visible_marker(line):
             raise ValueError(
                 f"{block.page}: {line!r} above line {block.line} looks like a docs-test marker "
-                f"but is not one; use '*Not run in CI: <why>.*', {ONE_EPOCH_MARKER!r} or "
-                f"{CONTINUES_MARKER!r}"
+                f"but is not one; markers are HTML comments: {MARKER_FORMS}"
             )
         else:
             break
+
+
+def _old_visible_marker(line: str) -> bool:
+    """``*In CI this runs for one epoch.*`` and the like: the markers' old, visible form."""
+    return line.startswith("*") and line.lstrip("*").startswith(MARKER_STARTS)
 
 
 def page_blocks(path: Path, root: Path = REPO) -> list[Block]:

@@ -182,7 +182,7 @@ def run_block(block: Block, blocks: list[Block], cwd: Path, env: dict[str, str])
 
 
 def _refused(block: Block, why: str) -> BlockOutcome:
-    message = f"[docs test] not run: this block {why}; mark it '*Not run in CI: ...*'"
+    message = f"[docs test] not run: this block {why}; mark it '<!-- Not run in CI: ... -->'"
     return BlockOutcome(block, block.code, -1, message, 0.0)
 
 

@@ -1,6 +1,6 @@
 """Checks of documentation blocks that are not run: syntax, files, options and config keys.
 
-A block marked ``*Not run in CI: ...*`` must still be right as far as this machine can tell:
+A block marked ``<!-- Not run in CI: ... -->`` must still be right as far as this machine can tell:
 its syntax parses, the repository files it names exist, the flags it gives our tools (and
 torchrun) are flags they accept, and the ``--cfg-options`` keys it sets are keys of the named
 config, keys mmpar reads (``cfg.get('compile')``), or arguments of the registered class the key

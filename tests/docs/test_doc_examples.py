@@ -2,7 +2,7 @@
 
 The pages run two at a time, each in its own scratch copy of the checkout; a page's blocks run
 in order, because later examples use what earlier ones wrote (a trained ``latest.pth``).
-Blocks marked ``*Not run in CI: ...*`` are checked statically instead.
+Blocks marked ``<!-- Not run in CI: ... -->`` are checked statically instead.
 """
 
 from __future__ import annotations

@@ -25,13 +25,13 @@ Intro.
 echo one
 ```
 
-*Not run in CI: needs two hosts.*
+<!-- Not run in CI: needs two hosts. -->
 
 ```bash
 torchrun --nnodes=2 tools/train.py configs/digits_lenet.py --launcher pytorch
 ```
 
-*In CI this runs for one epoch.*
+<!-- In CI this runs for one epoch. -->
 
 ```bash
 python tools/train.py configs/digits_lenet.py
@@ -41,7 +41,7 @@ python tools/train.py configs/digits_lenet.py
 x = 1
 ```
 
-*Continues the block above.*
+<!-- Continues the block above. -->
 
 ```python
 print(x + 1)
@@ -77,8 +77,9 @@ def test_blocks_and_markers_are_parsed():
     "text, message",
     [
         ("```bash\necho\n", "never closed"),
-        ("*Not run here: GPU.*\n\n```bash\necho\n```\n", "looks like a docs-test marker"),
-        ("*Continues the block above.*\n\n```python\nx\n```\n", "no python block above"),
+        ("<!-- Not run here: GPU. -->\n\n```bash\necho\n```\n", "looks like a docs-test marker"),
+        ("*In CI this runs for one epoch.*\n\n```bash\necho\n```\n", "are HTML comments"),
+        ("<!-- Continues the block above. -->\n\n```python\nx\n```\n", "no python block above"),
     ],
 )
 def test_malformed_pages_are_errors(text, message):
@@ -142,7 +143,7 @@ def test_shell_commands_split_and_skip_comments_and_heredocs():
 
 
 def _marked(code: str, lang: str = "bash"):
-    (block,) = parse_blocks(f"*Not run in CI: a test.*\n\n```{lang}\n{code}```\n", "p.md")
+    (block,) = parse_blocks(f"<!-- Not run in CI: a test. -->\n\n```{lang}\n{code}```\n", "p.md")
     return check_block(block, [block])
 
 

@@ -31,6 +31,14 @@ def test_test_tool_rejects_missing_checkpoint_and_bad_out(e2e, capsys, tmp_path)
     assert "r.txt" in err and ".json" in err
     err = _in_process_error(e2e, capsys, "test", config, ckpt, "--workers", "0")
     assert "--workers" in err
+    # A work dir where the checkpoint belongs: its latest.pth is named, sharded ones are not.
+    (tmp_path / "latest.pth").symlink_to("c.pth")
+    err = _in_process_error(e2e, capsys, "test", config, tmp_path)
+    assert err.endswith(
+        f"is a directory, not a checkpoint file; to load the newest checkpoint "
+        f"of this work dir, pass {tmp_path / 'latest.pth'}"
+    )
+    assert "sharded" not in err
 
 
 def test_infer_tool_rejects_missing_image(e2e, capsys, tmp_path):

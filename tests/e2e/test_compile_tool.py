@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 
 def test_compiled_run_checkpoint_evaluates_with_the_uncompiled_test_tool(e2e, tmp_path):
     work_dir = tmp_path / "work"
-    e2e.run_tool(
+    proc = e2e.run_tool(
         "tools/train.py",
         e2e.DIGITS_CONFIG,
         "--work-dir",
@@ -27,6 +27,11 @@ def test_compiled_run_checkpoint_evaluates_with_the_uncompiled_test_tool(e2e, tm
         timeout=180,
         check=True,
     )
+    # The compilation is announced before the first training record, and timed.
+    err = proc.stderr
+    announced = err.index("compile: torch.compile (backend 'eager') is compiling train_step")
+    assert announced < err.index("Epoch [1]"), err[-3000:]
+    assert "compile: train_step compiled and ran in" in err
     val = [e for e in e2e.json_log(work_dir) if e["mode"] == "val"]
     assert len(val) == 1  # the EvalHook ran on the compiled model
     proc = e2e.run_tool(

@@ -99,6 +99,19 @@ def test_second_run_on_a_held_work_dir_exits_2_and_the_first_finishes(e2e, tmp_p
         # A rank exits 2; torchrun stops a rank that is still leaving with SIGTERM (-15).
         codes = re.findall(r"exitcode\s*:\s*(-?\d+)", dist.stderr)
         assert "2" in codes and set(codes) <= {"2", "-15"}, dist.stderr[-5000:]
+        # tools/dist_train.sh checks before it starts torchrun: the line is the last one.
+        env_sh = dict(env, PYTHON=sys.executable)  # torchrun must not start: no port needed
+        script = subprocess.run(
+            ["bash", "tools/dist_train.sh", e2e.DIGITS_CONFIG, "2", "--work-dir", str(work)]
+            + options,
+            cwd=e2e.REPO,
+            env=env_sh,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert script.returncode == 2, script.stderr[-3000:]
+        assert script.stderr.strip().splitlines() == [line], script.stderr[-3000:]
         assert _listing(work) == before  # the refused runs changed nothing
 
         out, _ = first.communicate("go on\n", timeout=180)

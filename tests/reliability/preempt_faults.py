@@ -15,7 +15,8 @@ hook (``custom_hooks.0.point=...``):
     write the file.
 ``point=wait at=<n>``
     In ``after_train_iter`` of iteration ``n``, print ``READY`` and block until a signal
-    arrives from outside (the test sends it), then go on.
+    arrives from outside (the test sends it), then go on; with ``times=2``, until a second one
+    arrives (the test of a double Ctrl-C: the second must end the process at once).
 
 ``signal`` (default SIGTERM) is sent ``times`` times (2: the second must kill at once) to this
 process, or with ``target=parent`` to the parent (the torchrun agent, which forwards it to
@@ -65,14 +66,16 @@ def send() -> None:
         os.kill(pid, sig)
 
 
-def wait_for_signal() -> None:
-    """Print READY and return once a signal arrived (race-free: through the wakeup fd)."""
+def wait_for_signal(count: int = 1) -> None:
+    """Print READY and return once ``count`` signals arrived (race-free: the wakeup fd)."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     previous = signal.set_wakeup_fd(write_fd)
     try:
         report("READY")
-        select.select([read_fd], [], [])  # a signal that came before this line counts too
+        for _ in range(count):  # a signal that came before this line counts too
+            select.select([read_fd], [], [])
+            os.read(read_fd, 1)
     finally:
         signal.set_wakeup_fd(previous)
         os.close(read_fd)
@@ -120,7 +123,7 @@ class SignalFaultHook(Hook):
 
     def _wait(self, runner: Any) -> None:
         if runner.iter + 1 == self.at:
-            wait_for_signal()
+            wait_for_signal(ARMED["times"])
 
     def after_run(self, runner: Any) -> None:
         """Report where this rank stopped."""

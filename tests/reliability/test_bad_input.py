@@ -578,7 +578,7 @@ def test_missing_cifar_root_says_where_it_looked(capsys, bad_work_dir, tmp_path)
     )
     assert "data.train:" in err
     assert f"looked in {root / 'cifar-10-batches-py'}" in err
-    assert "data_batch_1" in err and "download=True" in err
+    assert "data_batch_1" in err and "--cfg-options data.train.download=True" in err
 
 
 def test_missing_folder_root_says_where_it_looked(capsys, bad_work_dir, tmp_path):

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from mmpar.cli import check_checkpoint_path
+from mmpar.cli import UsageError, check_checkpoint_path
 from mmpar.runner import CorruptCheckpointError
 
 
@@ -19,10 +19,25 @@ def test_a_missing_checkpoint_is_named_with_its_label(tmp_path):
 
 
 def test_a_directory_must_be_a_complete_sharded_checkpoint(tmp_path):
-    # A work dir given by mistake, or the shards of a save that never got its header.
+    # The shards of a save that never got its header.
     (tmp_path / "epoch_1.pth").mkdir()
     (tmp_path / "epoch_1.pth" / ".metadata").write_bytes(b"")
     with pytest.raises(CorruptCheckpointError, match="not a complete sharded checkpoint"):
         check_checkpoint_path(str(tmp_path / "epoch_1.pth"))
-    with pytest.raises(CorruptCheckpointError, match="not a complete sharded checkpoint"):
+
+
+def test_a_work_dir_given_as_checkpoint_names_its_latest_pth(tmp_path):
+    # No talk of sharded checkpoints for a directory that holds none of their files.
+    torch.save({"state_dict": {}}, tmp_path / "epoch_2.pth")
+    with pytest.raises(
+        UsageError, match=r"is a directory, not a checkpoint file; pass one of its "
+    ):
+        check_checkpoint_path(str(tmp_path), "resume_from checkpoint")
+    (tmp_path / "latest.pth").symlink_to("epoch_2.pth")
+    with pytest.raises(UsageError) as err:
         check_checkpoint_path(str(tmp_path))
+    assert str(err.value) == (
+        f'checkpoint "{tmp_path}" is a directory, not a checkpoint file; to load the newest '
+        f"checkpoint of this work dir, pass {tmp_path / 'latest.pth'}"
+    )
+    assert "sharded" not in str(err.value)

@@ -15,6 +15,7 @@ import torch
 import torch.distributed as dist
 
 from mmpar.runner import (
+    INTERRUPTED_EXIT_CODE,
     PREEMPTED_EXIT_CODE,
     Hook,
     PreemptionHook,
@@ -39,8 +40,8 @@ class SendSignal(Hook):
 
 @pytest.fixture
 def keep_handlers():
-    """Put SIGTERM/SIGUSR1 handlers back whatever a test did (a SIG_DFL would kill pytest)."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1)}
+    """Put SIGTERM/SIGUSR1/SIGINT handlers back whatever a test did (SIG_DFL would kill pytest)."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)}
     yield
     for sig, handler in saved.items():
         signal.signal(sig, handler)
@@ -80,6 +81,41 @@ def test_signal_mid_epoch_saves_and_raises(make_runner, make_loader, keep_handle
     assert "SIGTERM at epoch 2, iteration 6" in lines[0] and err.checkpoint in lines[0]
     assert "--auto-resume" in lines[0]
     assert signal.getsignal(signal.SIGTERM) is before  # after_run restored the handler
+
+
+def test_ctrl_c_saves_and_raises_130_unless_turned_off(
+    make_runner, make_loader, keep_handlers, caplog, capfd
+):
+    with caplog.at_level(logging.WARNING), pytest.raises(TrainingPreempted) as info:
+        _run(
+            make_runner,
+            make_loader,
+            (SendSignal(3, signal.SIGINT), "NORMAL"),
+            (PreemptionHook(), "LOWEST"),
+        )
+    err = info.value
+    assert (err.code, err.status, err.signal_name, err.iter) == (
+        INTERRUPTED_EXIT_CODE,
+        "interrupted (Ctrl-C)",
+        "SIGINT",
+        3,
+    )
+    assert INTERRUPTED_EXIT_CODE == 130 and os.path.exists(err.checkpoint)
+    assert any(
+        "Interrupted by SIGINT at epoch 1, iteration 3" in r.getMessage() for r in caplog.records
+    )
+    assert "press Ctrl-C again to stop at once" in capfd.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+    # interrupt=False: Ctrl-C is Python's KeyboardInterrupt, nothing is saved.
+    with pytest.raises(KeyboardInterrupt):
+        _run(
+            make_runner,
+            make_loader,
+            (SendSignal(3, signal.SIGINT), "NORMAL"),
+            (PreemptionHook(interrupt=False), "LOWEST"),
+        )
+    with pytest.raises(TypeError, match="interrupt must be True or False"):
+        PreemptionHook(interrupt="yes")
 
 
 def test_no_signal_changes_nothing(make_runner, make_loader, keep_handlers):

@@ -53,13 +53,19 @@ from .optimizer import (
     GradientCumulativeOptimizerHook,
     OptimizerHook,
 )
-from .preemption import PREEMPTED_EXIT_CODE, PreemptionHook, TrainingPreempted
+from .preemption import (
+    INTERRUPTED_EXIT_CODE,
+    PREEMPTED_EXIT_CODE,
+    PreemptionHook,
+    TrainingPreempted,
+)
 from .profiler import ProfilerHook
 from .sampler_seed import DistSamplerSeedHook
 from .sync_buffer import SyncBuffersHook
 
 __all__ = [
     "HOOKS",
+    "INTERRUPTED_EXIT_CODE",
     "PREEMPTED_EXIT_CODE",
     "CheckpointHook",
     "ClearMLLoggerHook",

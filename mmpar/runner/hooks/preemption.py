@@ -1,4 +1,7 @@
-"""PreemptionHook: on SIGTERM/SIGUSR1, finish the iteration, save, and exit with code 75."""
+"""PreemptionHook: on SIGTERM/SIGUSR1, finish the iteration, save, and exit with code 75.
+
+Ctrl-C (SIGINT) stops the same way, with exit code 130.
+"""
 
 from __future__ import annotations
 
@@ -18,14 +21,16 @@ from ..preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_si
 from .hook import HOOKS, Hook
 
 PREEMPTED_EXIT_CODE = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again
+INTERRUPTED_EXIT_CODE = 128 + signal.SIGINT  # 130, what a shell reports for Ctrl-C
 REQUEUE_TIMEOUT = 60  # seconds scontrol may take
 
 
 class TrainingPreempted(SystemExit):
-    """Training stopped on a preemption signal after saving a checkpoint.
+    """Training stopped on a preemption signal (or Ctrl-C) after saving a checkpoint.
 
-    A :class:`SystemExit` with code :data:`PREEMPTED_EXIT_CODE` (75), so ``except Exception``
-    does not swallow it and a script that does not catch it exits with code 75.
+    A :class:`SystemExit` with code :data:`PREEMPTED_EXIT_CODE` (75), or
+    :data:`INTERRUPTED_EXIT_CODE` (130) for SIGINT, so ``except Exception`` does not swallow it
+    and a script that does not catch it exits with that code.
 
     Attributes:
         checkpoint: Path of the checkpoint written (on rank 0; None on the other ranks).
@@ -35,11 +40,17 @@ class TrainingPreempted(SystemExit):
     """
 
     def __init__(self, checkpoint: str | None, signal_name: str, epoch: int, iter: int) -> None:
-        super().__init__(PREEMPTED_EXIT_CODE)
+        interrupted = signal_name == signal.SIGINT.name
+        super().__init__(INTERRUPTED_EXIT_CODE if interrupted else PREEMPTED_EXIT_CODE)
         self.checkpoint = checkpoint
         self.signal_name = signal_name
         self.epoch = epoch
         self.iter = iter
+
+    @property
+    def status(self) -> str:
+        """How the run ended, for the run summary: ``'interrupted (Ctrl-C)'`` or ``'preempted'``."""
+        return "interrupted (Ctrl-C)" if self.signal_name == signal.SIGINT.name else "preempted"
 
     def __str__(self) -> str:
         return f"training preempted by {self.signal_name} after {self.iter} iterations"
@@ -61,7 +72,12 @@ class PreemptionHook(Hook):
     The preemption checkpoint written before in the same run (before a resume) is deleted once
     the new one is on disk.
 
-    The handler sets the listed signals back to their default action: a second signal while
+    Ctrl-C (SIGINT, unless ``interrupt=False``) stops the same way, but the exception's exit
+    code is 130 (as a shell reports for Ctrl-C), and rank 0 says on stderr as soon as it gets
+    it that it is finishing the iteration. Under torchrun, which starts the ranks in sessions of
+    their own, the terminal's Ctrl-C reaches the agent, which forwards it to every rank.
+
+    The handler sets the handled signals back to their default action: a second signal while
     the first is pending ends the process at once, unsaved.
 
     Under ``torch.distributed`` all ranks stop after the same iteration, whether every rank or
@@ -85,10 +101,12 @@ class PreemptionHook(Hook):
         sync_interval: Distributed runs: seconds of training between two exchanges of the
             ranks' flags, about (0: after every iteration). Single process: unused (the flag
             is read after every iteration, at no cost).
+        interrupt: Handle Ctrl-C (SIGINT) too (exit code 130); False leaves it to Python (a
+            ``KeyboardInterrupt`` wherever the run is, nothing saved).
 
     Raises:
-        TypeError: ``signals`` is not a list of names/numbers, ``requeue`` is not a bool or
-            ``sync_interval`` not a number.
+        TypeError: ``signals`` is not a list of names/numbers, ``requeue`` or ``interrupt`` is
+            not a bool or ``sync_interval`` not a number.
         ValueError: An unknown or uncatchable signal (SIGKILL, SIGSTOP), an empty list, or
             ``sync_interval`` outside [0, 60].
     """
@@ -98,10 +116,12 @@ class PreemptionHook(Hook):
         signals: Sequence[SignalSpec] = ("SIGTERM", "SIGUSR1"),
         requeue: bool = False,
         sync_interval: float = 0.5,
+        interrupt: bool = True,
     ) -> None:
         self.signals = parse_signals(signals)
-        if not isinstance(requeue, bool):
-            raise TypeError(f"PreemptionHook: requeue must be True or False, got {requeue!r}")
+        for name, value in (("requeue", requeue), ("interrupt", interrupt)):
+            if not isinstance(value, bool):
+                raise TypeError(f"PreemptionHook: {name} must be True or False, got {value!r}")
         if isinstance(sync_interval, bool) or not isinstance(sync_interval, (int, float)):
             raise TypeError(
                 f"PreemptionHook: sync_interval must be a number of seconds, got {sync_interval!r}"
@@ -112,6 +132,7 @@ class PreemptionHook(Hook):
                 f"iteration), got {sync_interval}"
             )
         self.requeue = requeue
+        self.interrupt = interrupt
         self.sync_interval = float(sync_interval)
         self.checkpoint: str | None = None  # name of the preemption checkpoint this run wrote
         self._flag: SignalFlag | None = None
@@ -136,7 +157,10 @@ class PreemptionHook(Hook):
                 "PreemptionHook: requeue was asked for, but SLURM_JOB_ID is not set (not a "
                 "SLURM job): a preempted run will not be requeued"
             )
-        self._flag = SignalFlag(self.signals)
+        handled = self.signals
+        if self.interrupt and signal.SIGINT not in handled:
+            handled += (signal.SIGINT,)
+        self._flag = SignalFlag(handled, _announce_interrupt if runner.rank == 0 else None)
         self._flag.install()
 
     def after_train_iter(self, runner: Any) -> None:
@@ -193,9 +217,11 @@ class PreemptionHook(Hook):
         if runner.rank == 0:
             job = os.environ.get("SLURM_JOB_ID") if self.requeue else None
             requeue = f"; requeueing SLURM job {job}" if job else ""
+            how = "Interrupted by" if received == signal.SIGINT else "Preempted by"
             runner.logger.warning(
-                "Preempted by %s at epoch %d, iteration %d: saved %s (latest.pth); resume with "
+                "%s %s at epoch %d, iteration %d: saved %s (latest.pth); resume with "
                 "tools/train.py ... --auto-resume%s",
+                how,
                 signal_name,
                 runner.epoch + 1,
                 iters,
@@ -226,6 +252,19 @@ class PreemptionHook(Hook):
     def load_state_dict(self, state: dict) -> None:
         """Restore the name of the preemption checkpoint written before the resume."""
         self.checkpoint = state.get("checkpoint")
+
+
+def _announce_interrupt(received: signal.Signals) -> None:
+    """Tell the user at once that Ctrl-C was seen (the stop comes after the iteration).
+
+    Runs inside the signal handler: one ``os.write``, no logging (its locks may be held).
+    """
+    if received == signal.SIGINT:
+        line = (
+            "\nCtrl-C: stopping after this iteration and saving a checkpoint "
+            "(press Ctrl-C again to stop at once, unsaved)\n"
+        )
+        os.write(2, line.encode())
 
 
 def _requeue(runner: Any, job: str) -> None:
