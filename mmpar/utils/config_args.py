@@ -108,7 +108,8 @@ def unexpected_argument_error(
 def check_argument_names(obj_cls: Any, args: dict, where: str) -> None:
     """Raise :class:`ConfigArgumentError` if ``obj_cls(**args)`` cannot bind its arguments.
 
-    Objects whose signature cannot be read, or that take ``**kwargs``, are not checked here.
+    Objects whose signature cannot be read are not checked here; for those that take
+    ``**kwargs`` only the required arguments are (``StepLrUpdaterHook`` needs ``step``).
 
     Args:
         obj_cls: The class or function about to be called with ``**args``.
@@ -120,14 +121,13 @@ def check_argument_names(obj_cls: Any, args: dict, where: str) -> None:
     except (TypeError, ValueError):
         return
     kinds = inspect.Parameter
-    if any(p.kind == kinds.VAR_KEYWORD for p in params.values()):
-        return
     named = [
         n for n, p in params.items() if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
     ]
-    for key in args:
-        if key not in named:
-            raise unexpected_argument_error(where, key, named)
+    if not any(p.kind == kinds.VAR_KEYWORD for p in params.values()):
+        for key in args:
+            if key not in named:
+                raise unexpected_argument_error(where, key, named)
     required = [
         n
         for n, p in params.items()
