@@ -257,7 +257,8 @@ def _check_hook_item(item: Any, where: str) -> None:
         return
     example = f"dict(type={item!r})" if isinstance(item, str) else "dict(type='MyHook')"
     cli = f"{{type:{item}}}" if isinstance(item, str) else "{type:MyHook}"
+    what = f"item {where}" if where else "the value"
     raise ConfigArgumentError(
-        f"{f'item {where}' if where else 'the value'} is {type(item).__name__} {item!r}, not a hook: give a config "
-        f"dict such as {example} (on the command line: {cli}) or a Hook instance"
+        f"{what} is {type(item).__name__} {item!r}, not a hook: give a config dict such as "
+        f"{example} (on the command line: {cli}) or a Hook instance"
     )
