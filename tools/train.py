@@ -48,7 +48,8 @@ from mmpar.cli import (
 )
 from mmpar.cli.run_mixing import check_new_run_work_dir
 from mmpar.runner.hooks.preemption import TrainingPreempted
-from mmpar.utils import Config, DictAction
+from mmpar.utils import Config, DictAction, get_logger
+from mmpar.utils.config.key_reads import report_unread_keys, watch_keys
 
 # A run without --seed and without cfg.seed uses this seed, so two runs of the same command
 # give the same model (mmcv draws a random seed instead; pass --seed to choose another).
@@ -131,6 +132,7 @@ def load_config(args: argparse.Namespace) -> Config:
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
+        watch_keys(cfg.added_option_keys)  # reported by lock_and_build if nothing reads them
     if args.work_dir is not None:
         cfg.work_dir = args.work_dir
     elif cfg.get("work_dir") is None:
@@ -282,6 +284,7 @@ def lock_and_build(args: argparse.Namespace, setup_result: tuple, log: DeferredL
             weights_only=not args.trust_checkpoint,
         )
         open_work_dir(cfg, args.config, timestamp, log)
+        on_rank_zero(lambda: report_unread_keys(get_logger("mmpar")))
     except BaseException:
         lock.release(discard=True)  # a failed set-up leaves the work dir as it found it
         raise

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .arg_types import describe, describe_value, first_mismatch
+from .config.key_reads import note_read
 
 
 class ConfigArgumentError(TypeError):
@@ -116,6 +117,8 @@ def check_argument_names(obj_cls: Any, args: dict, where: str) -> None:
         args: Its keyword arguments.
         where: Names it in the message, e.g. ``'SGD (registry "optimizer")'``.
     """
+    for key in args:  # each is passed to the constructor: the option that set it was read
+        note_read(key)
     try:
         params = inspect.signature(obj_cls).parameters
     except (TypeError, ValueError):
