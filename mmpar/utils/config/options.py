@@ -77,6 +77,19 @@ def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> N
     )
 
 
+def _new_paths(value: dict, current: dict, prefix: str) -> list[str]:
+    """Dotted paths of the keys merging dict ``value`` into dict ``current`` creates."""
+    paths = []
+    for key, item in value.items():
+        if key == DELETE_KEY:
+            continue
+        if key not in current:
+            paths.append(f"{prefix}.{key}")
+        elif isinstance(item, dict) and isinstance(current[key], dict):
+            paths.extend(_new_paths(item, current[key], f"{prefix}.{key}"))
+    return paths
+
+
 def _set_dotted(
     cfg: ConfigDict,
     full_key: Any,
@@ -135,6 +148,8 @@ def _set_dotted(
         if last:
             current = node.get(key) if isinstance(node, dict) else node[key]
             if _merges_into(value, current, allow_list_keys):
+                if added is not None and isinstance(current, dict):
+                    added.extend(_new_paths(value, current, here))
                 value = merge_dicts(value, current, allow_list_keys, here)
             node[key] = _to_config_dicts(_strip_delete_keys(value))
             return
