@@ -9,7 +9,8 @@ Exit codes:
     0   training finished.
     1   a checkpoint could not be written (disk full, file-size limit): one ``error:`` line.
     2   bad input (config, data, checkpoint, flag, work dir): one ``error:`` line, nothing
-        written into the work dir.
+        written into the work dir. A new run (no --auto-resume/--resume-from) in a work dir
+        that holds checkpoints is one too (mmpar/cli/run_mixing.py).
     75  preempted (EX_TEMPFAIL, "try again"): SIGTERM or SIGUSR1 (the config key
         ``preemption``, on by default; ``preemption = None`` turns it off) saved
         ``preempted_iter_<N>.pth`` (``latest.pth``) after the current iteration; run the same
