@@ -383,7 +383,8 @@ class DictAction(argparse.Action):
 
     Values are parsed without eval: ``1`` → int, ``0.1``/``1e-3`` → float, ``true``/``False``
     → bool, ``None`` → None (``none`` stays a str, as in mmcv), ``a,b,c`` → list,
-    ``[(1,2),[a,b],c]`` → nested lists and tuples, anything else → str.
+    ``[(1,2),[a,b],c]`` → nested lists and tuples, ``{type:A,n:1}`` or ``dict(type=A,n=1)``
+    → dict (also inside lists), anything else → str.
     Repeating the option adds to the same dict.
 
     Example:
