@@ -38,6 +38,16 @@ def test_near_miss_new_leaf_is_refused_with_did_you_mean(key, close):
     assert cfg.to_dict() == _cfg().to_dict()  # nothing changed
 
 
+@pytest.mark.parametrize(
+    "key", ["data.val_samples_per_gpu", "data.samples_per_gpu_x2", "log_config.save_last"]
+)
+def test_new_leaf_that_adds_or_changes_a_word_is_not_a_typo(key):
+    cfg = _cfg()
+    cfg.log_config.save_best = "auto"
+    cfg.merge_from_dict({key: 1})
+    assert cfg.added_option_keys == [key]
+
+
 def test_new_keys_are_still_added_and_listed():
     cfg = _cfg()
     cfg.merge_from_dict(

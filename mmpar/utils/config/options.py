@@ -41,6 +41,31 @@ def _swaps_two_neighbours(a: str, b: str) -> bool:
     )
 
 
+def _edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, replace, swap two neighbours) that turn ``a`` into ``b``."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def _typo_of(part: str, siblings: list[str]) -> list[str]:
+    """Siblings a new last key is most likely a typo of: one edit away.
+
+    New keys that add a word to an existing one (``val_samples_per_gpu`` next to
+    ``samples_per_gpu``) or change one (``save_last`` next to ``save_best``) are legitimate,
+    so similarity ratios are not used here; typos that this misses are named by the
+    unread-key warning of ``tools/train.py`` (:mod:`.key_reads`).
+    """
+    return [s for s in siblings if _edit_distance(part, s) <= 1][:3]
+
+
 def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> None:
     """Refuse to create the missing key ``parts[depth]`` when it is most likely a typo.
 
@@ -48,9 +73,10 @@ def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> N
     indexes into the missing key as if it were a list (``data.trian.pipeline.0.type``), or
     whose missing key is a near miss of an existing one (``data.trian`` vs ``train``,
     ``data.samples_per_gppu`` vs ``samples_per_gpu``), would silently create a key nobody
-    reads. The last key of the path is compared more strictly (a new leaf such as
-    ``save_last`` next to ``save_best`` is common); setting the parent as a dict
-    (``runner={max_iters:100}``) adds a key without this check.
+    reads. The last key of the path counts as a near miss only within one edit (insert,
+    delete, replace, swap of neighbours): new leaves such as ``save_last`` beside
+    ``save_best`` or ``val_samples_per_gpu`` beside ``samples_per_gpu`` are common. Setting
+    the parent as a dict (``data={samples_per_gppu:16}``) adds a key without this check.
 
     Raises:
         ConfigOptionKeyError: Naming the missing key, its parent's keys and close matches.
@@ -58,9 +84,12 @@ def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> N
     part = parts[depth]
     siblings = [str(k) for k in node]
     last = depth == len(parts) - 1
-    close = difflib.get_close_matches(part, siblings, n=3, cutoff=0.85 if last else 0.8)
-    # difflib rates a swap of two neighbouring letters low (``tset`` vs ``test``: 0.75).
-    close += [s for s in siblings if s not in close and _swaps_two_neighbours(part, s)]
+    if last:
+        close = _typo_of(part, siblings)
+    else:
+        close = difflib.get_close_matches(part, siblings, n=3, cutoff=0.8)
+        # difflib rates a swap of two neighbouring letters low (``tset`` vs ``test``: 0.75).
+        close += [s for s in siblings if s not in close and _swaps_two_neighbours(part, s)]
     indexes_a_list = any(p.isdigit() for p in parts[depth + 1 :])
     if not close and not indexes_a_list:
         return
