@@ -9,7 +9,8 @@ Exit codes:
     0   training finished.
     1   a checkpoint could not be written (disk full, file-size limit): one ``error:`` line.
     2   bad input (config, data, checkpoint, flag, work dir): one ``error:`` line, nothing
-        written into the work dir.
+        written into the work dir. A new run (no --auto-resume/--resume-from) in a work dir
+        that holds checkpoints is one too (mmpar/cli/run_mixing.py).
     75  preempted (EX_TEMPFAIL, "try again"): SIGTERM or SIGUSR1 (the config key
         ``preemption``, on by default; ``preemption = None`` turns it off) saved
         ``preempted_iter_<N>.pth`` (``latest.pth``) after the current iteration; run the same
@@ -48,8 +49,10 @@ from mmpar.cli import (
     run_status,
     user_errors,
 )
+from mmpar.cli.run_mixing import check_new_run_work_dir
 from mmpar.runner.hooks.preemption import TrainingPreempted
-from mmpar.utils import Config, DictAction
+from mmpar.utils import Config, DictAction, get_logger
+from mmpar.utils.config.key_reads import report_unread_keys, watch_keys
 
 # A run without --seed and without cfg.seed uses this seed, so two runs of the same command
 # give the same model (mmcv draws a random seed instead; pass --seed to choose another).
@@ -132,6 +135,7 @@ def load_config(args: argparse.Namespace) -> Config:
     cfg = Config.fromfile(args.config)
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
+        watch_keys(cfg.added_option_keys)  # reported by lock_and_build if nothing reads them
     if args.work_dir is not None:
         cfg.work_dir = args.work_dir
     elif cfg.get("work_dir") is None:
@@ -280,7 +284,11 @@ def lock_and_build(args: argparse.Namespace, setup_result: tuple, log: DeferredL
             meta=meta,
             weights_only=not args.trust_checkpoint,
         )
+        # After the build, so that config errors are named first; before anything is written.
+        resuming = bool(cfg.get("resume_from")) or bool(cfg.auto_resume)
+        on_rank_zero(lambda: check_new_run_work_dir(cfg.work_dir, meta["config"], resuming))
         open_work_dir(cfg, args.config, timestamp, log)
+        on_rank_zero(lambda: report_unread_keys(get_logger("mmpar")))
     except BaseException:
         lock.release(discard=True)  # a failed set-up leaves the work dir as it found it
         raise

@@ -12,7 +12,7 @@ import copy
 import difflib
 from typing import Any, Union
 
-from mmpar.utils.config_args import config_item_context
+from mmpar.utils.config_args import ConfigArgumentError, config_item_context
 from mmpar.utils.registry import config_error_context
 
 from .hook_stages import stage_table
@@ -177,6 +177,7 @@ class HookRegistrationMixin:
             if isinstance(info, Hook):
                 self.register_hook(info, priority="VERY_LOW")
                 continue
+            _check_hook_item(info, f"hooks[{i}]")
             with config_item_context(f"hooks[{i}]"):
                 hook = HOOKS.build(
                     copy.deepcopy(info), default_args={"interval": log_config["interval"]}
@@ -193,6 +194,7 @@ class HookRegistrationMixin:
                 with config_item_context(f"[{i}]" if items is custom_config else ""):
                     self.register_hook_from_cfg(item)
             else:
+                _check_hook_item(item, f"[{i}]" if items is custom_config else "")
                 self.register_hook(item, priority="NORMAL")
 
     def register_training_hooks(
@@ -243,3 +245,20 @@ class HookRegistrationMixin:
             cfg = copy.deepcopy(cfg)
             cfg.setdefault("by_epoch", self._config_by_epoch)
         return cfg
+
+
+def _check_hook_item(item: Any, where: str) -> None:
+    """Refuse a hook given as neither a config dict nor a Hook (e.g. a bare type name).
+
+    Raises:
+        ConfigArgumentError: Naming the item (``[0]``, ``hooks[1]``) and how to write it.
+    """
+    if isinstance(item, (dict, Hook)):
+        return
+    example = f"dict(type={item!r})" if isinstance(item, str) else "dict(type='MyHook')"
+    cli = f"{{type:{item}}}" if isinstance(item, str) else "{type:MyHook}"
+    what = f"item {where}" if where else "the value"
+    raise ConfigArgumentError(
+        f"{what} is {type(item).__name__} {item!r}, not a hook: give a config dict such as "
+        f"{example} (on the command line: {cli}) or a Hook instance"
+    )

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .arg_types import describe, describe_value, first_mismatch
+from .config.key_reads import note_read
 
 
 class ConfigArgumentError(TypeError):
@@ -108,26 +109,28 @@ def unexpected_argument_error(
 def check_argument_names(obj_cls: Any, args: dict, where: str) -> None:
     """Raise :class:`ConfigArgumentError` if ``obj_cls(**args)`` cannot bind its arguments.
 
-    Objects whose signature cannot be read, or that take ``**kwargs``, are not checked here.
+    Objects whose signature cannot be read are not checked here; for those that take
+    ``**kwargs`` only the required arguments are (``StepLrUpdaterHook`` needs ``step``).
 
     Args:
         obj_cls: The class or function about to be called with ``**args``.
         args: Its keyword arguments.
         where: Names it in the message, e.g. ``'SGD (registry "optimizer")'``.
     """
+    for key in args:  # each is passed to the constructor: the option that set it was read
+        note_read(key)
     try:
         params = inspect.signature(obj_cls).parameters
     except (TypeError, ValueError):
         return
     kinds = inspect.Parameter
-    if any(p.kind == kinds.VAR_KEYWORD for p in params.values()):
-        return
     named = [
         n for n, p in params.items() if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)
     ]
-    for key in args:
-        if key not in named:
-            raise unexpected_argument_error(where, key, named)
+    if not any(p.kind == kinds.VAR_KEYWORD for p in params.values()):
+        for key in args:
+            if key not in named:
+                raise unexpected_argument_error(where, key, named)
     required = [
         n
         for n, p in params.items()

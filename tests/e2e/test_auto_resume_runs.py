@@ -2,10 +2,13 @@
 
 The trap of issue 12: an older run saved more iterations (small batches) than the newer,
 finished run (big batches) into the same --work-dir, and auto-resume took the older run's best
-checkpoint and trained again. Both runs are real single-process runs here.
+checkpoint and trained again. Both runs are real single-process runs here. A new run is now
+refused in a work dir holding another run's checkpoints (issue 25), so the newer run trains
+in a folder of its own and its files are moved in, as an older mmpar or mmcv left them.
 """
 
 import os
+import shutil
 
 import pytest
 import torch
@@ -38,8 +41,27 @@ def test_auto_resume_continues_the_newer_run_and_refuses_without_a_record(e2e, t
     work_dir = tmp_path / "work"
     older = _train(e2e, work_dir, OLDER)
     assert older.returncode == 0, older.stderr[-4000:]
-    newer = _train(e2e, work_dir, NEWER, "--no-validate")
+    older_files = _snapshot(work_dir)
+    # A new run never writes beside another run's checkpoints, changed or not: one line.
+    for options, says, passes in (
+        (NEWER, "trained with a different config (this one has: samples_per_gpu=512", "--work-dir"),
+        (OLDER, "trained with this same config", "--auto-resume to continue that run"),
+    ):
+        refused = _train(e2e, work_dir, options)
+        assert refused.returncode == 2, refused.stderr[-4000:]
+        assert "Traceback" not in refused.stderr
+        (error,) = [line for line in refused.stderr.splitlines() if line.startswith("error: ")]
+        assert error.startswith(f'error: WorkDirHasOtherRunError: work_dir "{work_dir}" holds ')
+        assert says in error and passes in error and "Nothing was written" in error
+        assert _snapshot(work_dir) == older_files
+    newer_dir = tmp_path / "newer"
+    newer = _train(e2e, newer_dir, NEWER, "--no-validate")
     assert newer.returncode == 0, newer.stderr[-4000:]
+    for name in os.listdir(newer_dir):
+        if name.endswith(".pth") or name == "last_run.json":
+            if os.path.lexists(work_dir / name):
+                os.remove(work_dir / name)
+            shutil.copy2(newer_dir / name, work_dir / name, follow_symlinks=False)
     older_id, newer_id = _run_id(work_dir / BEST), _run_id(work_dir / "epoch_2.pth")
     assert older_id != newer_id
     assert torch.load(work_dir / BEST, weights_only=True)["meta"]["iter"] == 90  # > 6

@@ -75,3 +75,28 @@ def test_iter_runner_defaults_hooks_to_by_epoch_false(make_runner):
 def test_lr_config_without_policy_is_a_clear_error(make_runner):
     with pytest.raises(KeyError, match="policy"):
         make_runner().register_training_hooks(dict(step=[1]))
+
+
+@pytest.mark.parametrize(
+    "configs,prefix",
+    [
+        (dict(custom_hooks_config=["MyPluginHook"]), "custom_hooks: item [0] is str"),
+        (dict(custom_hooks_config="MyPluginHook"), "custom_hooks: the value is str"),
+        (dict(log_config=dict(interval=1, hooks=["TextLoggerHook"])), "log_config: item hooks[0]"),
+    ],
+)
+def test_hook_given_as_a_name_is_a_one_line_config_error(make_runner, configs, prefix):
+    from mmpar.utils.config_args import ConfigArgumentError
+
+    with pytest.raises(ConfigArgumentError) as info:  # a TypeError, as register_hook raised
+        make_runner().register_training_hooks(lr_config=None, **configs)
+    message = str(info.value)
+    assert message.startswith(prefix) and "dict(type=" in message and "{type:" in message
+
+
+def test_missing_required_argument_of_a_kwargs_hook_names_key_and_argument(make_runner):
+    from mmpar.utils.config_args import ConfigArgumentError
+
+    # StepLrUpdaterHook(step, ..., **kwargs): the **kwargs no longer hide the missing step.
+    with pytest.raises(ConfigArgumentError, match="^lr_config: StepLrUpdaterHook .*'step'"):
+        make_runner().register_training_hooks(lr_config=dict(policy="step"))

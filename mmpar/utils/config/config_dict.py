@@ -7,6 +7,8 @@ from typing import Any
 
 from addict import Dict
 
+from .key_reads import note_read
+
 
 class ConfigDict(Dict):
     """A dict whose keys are also attributes (an ``addict.Dict`` that does not auto-create keys).
@@ -17,6 +19,30 @@ class ConfigDict(Dict):
 
     def __missing__(self, name: Any) -> Any:
         raise KeyError(name)
+
+    # Lookups by name tell key_reads which keys added by --cfg-options were read.
+    def __getitem__(self, name: Any) -> Any:
+        note_read(name)
+        return super().__getitem__(name)
+
+    def __contains__(self, name: object) -> bool:
+        note_read(name)
+        return super().__contains__(name)
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        """``dict.get`` (a read of ``name``)."""
+        note_read(name)
+        return super().get(name, default)
+
+    def pop(self, name: Any, *default: Any) -> Any:
+        """``dict.pop`` (a read of ``name``)."""
+        note_read(name)
+        return super().pop(name, *default)
+
+    def setdefault(self, name: Any, default: Any = None) -> Any:
+        """``dict.setdefault`` (a read of ``name``)."""
+        note_read(name)
+        return super().setdefault(name, default)
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -250,8 +250,16 @@ class Config:
             ConfigOptionError: A key is malformed (empty part). Nothing is changed on error.
             ImportError: A ``custom_imports`` module given in the options failed to import.
         """
-        cfg = _apply_options(self._cfg_dict, options, allow_list_keys)
+        added: list[str] = []
+        cfg = _apply_options(self._cfg_dict, options, allow_list_keys, added)
         object.__setattr__(self, "_cfg_dict", cfg)
+        # The keys the options created, for tools that report the ones nothing read.
+        object.__setattr__(self, "_added_option_keys", self.added_option_keys + added)
+
+    @property
+    def added_option_keys(self) -> list[str]:
+        """Dotted paths of the keys :meth:`merge_from_dict` created (not in the config before)."""
+        return list(getattr(self, "_added_option_keys", None) or [])
 
     # -- mapping protocol -----------------------------------------------------------------
 
