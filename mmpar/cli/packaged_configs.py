@@ -77,8 +77,9 @@ class ListConfigsAction(argparse.Action):
         """Print one ``name  path`` line per config, then end the program (exit code 0)."""
         folder = configs_dir()
         names = list_configs()
-        if not names:
-            parser.exit(0, "no example configs found (mmpar/configs is missing)\n")
+        if not names:  # an install without them: a message, not an empty list
+            parser.exit(1, "error: no example configs found (mmpar/configs is missing)\n")
         width = max(len(name) for name in names)
-        lines = [f"{name:<{width}}  {folder / (name + '.py')}" for name in names]
-        parser.exit(0, "\n".join(lines) + "\n")
+        for name in names:  # stdout, like --help: the list is the command's output
+            print(f"{name:<{width}}  {folder / (name + '.py')}")
+        parser.exit(0)
