@@ -1,4 +1,10 @@
-"""What the command-line tools in ``tools/`` share (the top layer: nothing in mmpar imports it).
+"""The command-line tools (the top layer: nothing in mmpar imports it).
+
+One module per command, each with ``main(argv=None) -> int``, installed as console scripts
+(pyproject.toml) and run from a clone by the thin wrappers in ``tools/``: :mod:`~.train`
+(``mmpar-train``), :mod:`~.test`, :mod:`~.infer`, :mod:`~.analyze_logs`, :mod:`~.print_config`,
+:mod:`~.convert_sharded_checkpoint`, :mod:`~.port` (``mmpar-port``). They are not imported here,
+so that ``import mmpar.cli`` stays as light as what they share:
 
 - :mod:`~mmpar.cli.errors`: one ``error:`` line and an exit code instead of a traceback
   (:func:`user_errors`: exit code 2, :func:`environment_errors`: exit code 1).
@@ -9,6 +15,7 @@
   no other run takes (:func:`new_log_name`).
 - :mod:`~mmpar.cli.workdir_lock`: one run per work dir (:class:`WorkDirLock`).
 - :mod:`~mmpar.cli.summary`: the lines printed when a training run ends.
+- :mod:`~mmpar.cli.packaged_configs`: the example configs shipped in the wheel, by name.
 """
 
 from .args import (

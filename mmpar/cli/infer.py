@@ -22,6 +22,7 @@ from mmpar.cli import (
     check_output_file,
     user_errors,
 )
+from mmpar.cli.packaged_configs import resolve_config
 from mmpar.utils import DictAction
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".tif", ".tiff", ".webp")
@@ -30,7 +31,7 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".pgm", ".tif", ".t
 def parse_args(argv=None) -> argparse.Namespace:
     """Parse the command line."""
     parser = argparse.ArgumentParser(description="Predict the classes of image files.")
-    parser.add_argument("config", help="config file")
+    parser.add_argument("config", type=resolve_config, help="config file or shipped config name")
     parser.add_argument("checkpoint", help="checkpoint file")
     parser.add_argument(
         "inputs",

@@ -10,13 +10,14 @@ import argparse
 import sys
 
 from mmpar.cli import user_errors
+from mmpar.cli.packaged_configs import resolve_config
 from mmpar.utils import Config, DictAction
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     """Parse the command line."""
     parser = argparse.ArgumentParser(description="Print the fully merged config.")
-    parser.add_argument("config", help="config file")
+    parser.add_argument("config", type=resolve_config, help="config file or shipped config name")
     parser.add_argument(
         "--cfg-options",
         nargs="+",

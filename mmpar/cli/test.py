@@ -25,6 +25,7 @@ from mmpar.cli import (
     init_launcher,
     user_errors,
 )
+from mmpar.cli.packaged_configs import resolve_config
 from mmpar.utils import Config, DictAction
 
 OUT_FORMATS = {".json": "json", ".pkl": "pickle", ".pickle": "pickle"}
@@ -33,7 +34,7 @@ OUT_FORMATS = {".json": "json", ".pkl": "pickle", ".pickle": "pickle"}
 def parse_args(argv=None) -> argparse.Namespace:
     """Parse the command line."""
     parser = argparse.ArgumentParser(description="Test (evaluate) a checkpoint.")
-    parser.add_argument("config", help="config file")
+    parser.add_argument("config", type=resolve_config, help="config file or shipped config name")
     parser.add_argument("checkpoint", help="checkpoint file")
     parser.add_argument("--out", help="write per-sample results and metrics (.json or .pkl)")
     parser.add_argument(

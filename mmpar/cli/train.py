@@ -1,6 +1,8 @@
 """Train a classifier from a config file (mmcls 0.x ``tools/train.py`` flags).
 
-Examples:
+Examples (``mmpar-train`` is this command, installed with mmpar; ``tools/train.py`` in a clone):
+    mmpar-train digits_lenet          # a config shipped with mmpar, from any directory
+    mmpar-train --list-configs
     python tools/train.py configs/digits_lenet.py
     python tools/train.py configs/digits_lenet.py --work-dir work_dirs/run1 --auto-resume
     bash tools/dist_train.sh configs/digits_lenet.py 2
@@ -49,6 +51,7 @@ from mmpar.cli import (
     run_status,
     user_errors,
 )
+from mmpar.cli.packaged_configs import ListConfigsAction, resolve_config
 from mmpar.cli.run_mixing import check_new_run_work_dir
 from mmpar.runner.hooks.preemption import TrainingPreempted
 from mmpar.utils import Config, DictAction, get_logger
@@ -62,7 +65,12 @@ DEFAULT_SEED = 0
 def parse_args(argv=None) -> argparse.Namespace:
     """Parse the command line."""
     parser = argparse.ArgumentParser(description="Train a model from a config file.")
-    parser.add_argument("config", help="config file (.py, .json or .yaml)")
+    parser.add_argument(
+        "config",
+        type=resolve_config,
+        help="config file (.py, .json or .yaml) or shipped config name",
+    )
+    parser.add_argument("--list-configs", action=ListConfigsAction)
     parser.add_argument(
         "--work-dir",
         help="directory for logs and checkpoints "

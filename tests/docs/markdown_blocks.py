@@ -48,10 +48,21 @@ WRAPPERS = {
     "tools/slurm_test.sh": ("tools/test.py", 4),
     "scripts/demo.sh": ("tools/train.py", 0),
 }
-# Commands that train: tools/train.py and the wrappers around it.
+# mmpar's console scripts (pyproject.toml's [project.scripts]) and the tool each one is.
+CONSOLE_SCRIPTS = {
+    "mmpar-train": "tools/train.py",
+    "mmpar-test": "tools/test.py",
+    "mmpar-infer": "tools/infer.py",
+    "mmpar-analyze-logs": "tools/analyze_logs.py",
+    "mmpar-print-config": "tools/print_config.py",
+    "mmpar-port": "tools/port_mmcv.py",
+    "mmpar-convert-sharded-checkpoint": "tools/convert_sharded_checkpoint.py",
+}
+# Commands that train: tools/train.py, the wrappers around it and its console script.
 TRAINING_COMMANDS = (
     "tools/train.py",
     *(wrapper for wrapper, (tool, _) in WRAPPERS.items() if tool == "tools/train.py"),
+    *(script for script, tool in CONSOLE_SCRIPTS.items() if tool == "tools/train.py"),
 )
 
 

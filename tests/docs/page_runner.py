@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import tomllib
 from markdown_blocks import REPO, Block, python_source, with_one_epoch
 
 BLOCK_TIMEOUT = 300  # seconds; the slowest example (a 2-process training) takes ~30 s
@@ -98,13 +99,34 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def console_scripts(bin_dir: Path) -> Path:
+    """Write the checkout's console scripts (``mmpar-train``...) into ``bin_dir``.
+
+    As ``mmpar/`` comes from the checkout under test rather than from the virtualenv's install,
+    so do its commands: the venv's may be missing or stale (installed from another
+    pyproject.toml). Each runs the test interpreter, as pip's would.
+    """
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name, target in scripts.items():
+        module, function = target.split(":")
+        path = bin_dir / name
+        path.write_text(
+            f"#!{sys.executable}\nimport sys\nfrom {module} import {function}\n"
+            f"sys.exit({function}())\n"
+        )
+        path.chmod(0o755)
+    return bin_dir
+
+
 def page_env(tmp: Path) -> dict[str, str]:
     """The environment of a page's examples: the test's virtualenv activated, quiet, local."""
     venv_bin = str(Path(sys.executable).parent)
+    scripts = str(console_scripts(tmp / "bin"))
     port = str(free_port())
     env = dict(os.environ)
     env.update(
-        PATH=f"{venv_bin}{os.pathsep}{env.get('PATH', '')}",
+        PATH=os.pathsep.join([scripts, venv_bin, env.get("PATH", "")]),
         VIRTUAL_ENV=sys.prefix,
         PYTHONPATH=str(REPO),  # the checkout under test, also from a git worktree
         TMPDIR=str(tmp),

@@ -21,6 +21,7 @@ import sys
 import tomllib
 import yaml
 from markdown_blocks import (
+    CONSOLE_SCRIPTS,
     DATA_LANGUAGES,
     REPO,
     RUNNABLE_LANGUAGES,
@@ -108,6 +109,10 @@ def _option_problems(tokens: list[str]) -> list[str]:
     tokens = _drop_assignments(tokens)
     problems = []
     for i, token in enumerate(tokens):
+        if token in CONSOLE_SCRIPTS:  # the same flags as the tool in tools/
+            args = tokens[i + 1 :]
+            problems += _tool_flag_problems(CONSOLE_SCRIPTS[token], args, _config_of(args))
+            return problems
         if token in WRAPPERS:
             tool, positionals = WRAPPERS[token]
             args = tokens[i + 1 :]
