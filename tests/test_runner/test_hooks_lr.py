@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from helpers import TinyModel
 from torch import nn
 
 from mmpar.runner import EpochBasedRunner
@@ -501,18 +502,6 @@ def test_bad_arguments_found_at_before_run():
 # ------------------------------------------------------------------------------------------
 # With the real EpochBasedRunner
 # ------------------------------------------------------------------------------------------
-class TinyModel(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(2, 1)
-        self.step_lrs = []  # LR in effect at every train_step
-
-    def train_step(self, data_batch, optimizer, **kwargs):
-        self.step_lrs.append(optimizer.param_groups[0]["lr"])
-        loss = self.fc(data_batch).pow(2).mean()
-        return dict(loss=loss, log_vars={"loss": loss.item()}, num_samples=len(data_batch))
-
-
 class EpochLrRecorder(Hook):
     """A NORMAL-priority hook recording ``runner.current_lr()`` at each epoch start."""
 
@@ -545,7 +534,7 @@ def test_epoch_based_runner_step_policy(tmp_path):
     assert any(isinstance(h, StepLrUpdaterHook) for h in runner.hooks)
     runner.run([loader], [("train", 1)])
     assert recorder.lrs == [approx([0.1]), approx([0.01]), approx([0.001])]
-    assert model.step_lrs == approx([0.1, 0.1, 0.01, 0.01, 0.001, 0.001])
+    assert [g["lr"] for g in model.groups] == approx([0.1, 0.1, 0.01, 0.01, 0.001, 0.001])
     assert runner.current_lr() == approx([0.001])
 
 
@@ -560,4 +549,4 @@ def test_epoch_based_runner_resume_keeps_schedule(tmp_path):
     second.resume(ckpt)
     second.run([loader], [("train", 1)])
     assert recorder.lrs == [approx([0.001])]
-    assert model.step_lrs == approx([0.001, 0.001])
+    assert [g["lr"] for g in model.groups] == approx([0.001, 0.001])

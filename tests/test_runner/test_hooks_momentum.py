@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from helpers import TinyModel
 from torch import nn
 
 from mmpar.runner import EpochBasedRunner
@@ -375,19 +376,6 @@ def test_bad_arguments(make, exc, message):
 # ------------------------------------------------------------------------------------------
 # With the real EpochBasedRunner
 # ------------------------------------------------------------------------------------------
-class TinyModel(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(2, 1)
-        self.seen = []  # (lr, momentum) in effect at every train_step
-
-    def train_step(self, data_batch, optimizer, **kwargs):
-        group = optimizer.param_groups[0]
-        self.seen.append((group["lr"], group["betas"][0]))
-        loss = self.fc(data_batch).pow(2).mean()
-        return dict(loss=loss, log_vars={"loss": loss.item()}, num_samples=len(data_batch))
-
-
 def test_epoch_based_runner_lr_and_momentum_configs():
     loader = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=4)  # 2 iterations
     model = TinyModel()
@@ -401,7 +389,7 @@ def test_epoch_based_runner_lr_and_momentum_configs():
     runner.run([loader], [("train", 1)])
     c = math.cos(math.pi / 4)
     expected_momentum = [0.9, 0.45 + 0.225 * (1 + c), 0.675, 0.45 + 0.225 * (1 - c)]
-    assert [lr for lr, _ in model.seen] == approx([0.1, 0.075, 0.05, 0.025])
-    assert [m for _, m in model.seen] == approx(expected_momentum)
+    assert [g["lr"] for g in model.groups] == approx([0.1, 0.075, 0.05, 0.025])
+    assert [g["betas"][0] for g in model.groups] == approx(expected_momentum)
     assert runner.current_momentum() == approx([expected_momentum[-1]])
     assert optimizer.param_groups[0]["betas"][1] == 0.999
