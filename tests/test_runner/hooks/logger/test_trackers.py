@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import REPO
 
 from mmpar.runner import IterTimerHook, OptimizerHook
 from mmpar.runner.hooks import HOOKS
 from mmpar.runner.hooks.logger.text import TextLoggerHook
 
-REPO = Path(__file__).resolve().parents[2]
 ITERS_PER_EPOCH = 3  # 12 samples, batch 4
 
 
