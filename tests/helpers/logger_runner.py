@@ -140,3 +140,21 @@ def read_tb(log_dir):
         tag: [(e.step, pytest.approx(e.value)) for e in acc.Scalars(tag)]
         for tag in acc.Tags()["scalars"]
     }
+
+
+# The tracker tests' training (tests/test_runner/hooks/logger/conftest.py): 12 samples, batch 4.
+ITERS_PER_EPOCH = 3
+
+
+def train_losses(records):
+    """``{global step: loss}`` of the JSON log's train records (interval 1)."""
+    return {
+        (r["epoch"] - 1) * ITERS_PER_EPOCH + r["iter"]: r["loss"]
+        for r in records
+        if r["mode"] == "train"
+    }
+
+
+def val_losses(records):
+    """The JSON log's val losses, one per val epoch."""
+    return [r["val_loss"] for r in records if r["mode"] == "val"]
