@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from helpers import import_path, torchrun_args
+from helpers import import_path, tool_env, torchrun_args
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -40,20 +40,7 @@ RELEASES = {
 
 def client_env(*pythonpath, **extra):
     """Environment of a client process: its package dirs first, one math thread, no colours."""
-    env = dict(os.environ)
-    paths = [str(p) for p in pythonpath] + [str(REPO)]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env.update(
-        PYTHONPATH=os.pathsep.join(paths),
-        OMP_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-        PYTHONUNBUFFERED="1",
-        PYTHONDONTWRITEBYTECODE="1",
-        NO_COLOR="1",
-    )
-    env.update(extra)
-    return env
+    return tool_env(*pythonpath, PYTHONDONTWRITEBYTECODE="1", **extra)
 
 
 def run(cmd, *, env, cwd, timeout=300):

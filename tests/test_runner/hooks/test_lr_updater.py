@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 from helpers import TinyModel
+from helpers.schedule_runner import FakeRunner, run_schedule
 from torch import nn
 
 from mmpar.runner import EpochBasedRunner
@@ -28,20 +29,6 @@ from mmpar.utils.registry import build_from_cfg
 torch.set_num_threads(1)
 
 
-# ------------------------------------------------------------------------------------------
-# A fake runner driven in the real runner's order (before_run, then per epoch
-# before_train_epoch, per iteration before_train_iter; counters advance after the iteration).
-# ------------------------------------------------------------------------------------------
-class FakeRunner:
-    def __init__(self, optimizer, max_epochs, iters_per_epoch):
-        self.optimizer = optimizer
-        self.data_loader = list(range(iters_per_epoch))
-        self.max_epochs = max_epochs
-        self.max_iters = max_epochs * iters_per_epoch
-        self.epoch = self.iter = self.inner_iter = 0
-        self.mode = "train"
-
-
 def sgd(*lrs, momentum=0.9):
     """An SGD optimizer with one param group per lr."""
     groups = [{"params": [nn.Parameter(torch.zeros(1))], "lr": lr} for lr in lrs]
@@ -56,24 +43,7 @@ def current_lrs(optimizer):
 
 def run(runner, hooks, stop_at_iter=None):
     """Drive ``hooks`` like the epoch runner; return the LRs seen by every iteration."""
-    hooks = hooks if isinstance(hooks, list) else [hooks]
-    seen = []
-    for hook in hooks:
-        hook.before_run(runner)
-    while runner.epoch < runner.max_epochs:
-        for hook in hooks:
-            hook.before_train_epoch(runner)
-        for i in range(runner.inner_iter, len(runner.data_loader)):
-            if runner.iter == stop_at_iter:
-                return seen
-            runner.inner_iter = i
-            for hook in hooks:
-                hook.before_train_iter(runner)
-            seen.append(current_lrs(runner.optimizer))
-            runner.iter += 1
-        runner.inner_iter = 0
-        runner.epoch += 1
-    return seen
+    return run_schedule(runner, hooks, current_lrs, stop_at_iter)
 
 
 def lrs_of(hook, max_epochs=4, iters_per_epoch=2, lrs=(0.1,)):

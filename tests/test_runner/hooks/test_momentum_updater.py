@@ -5,6 +5,7 @@ import math
 import pytest
 import torch
 from helpers import TinyModel
+from helpers.schedule_runner import FakeRunner, run_schedule
 from torch import nn
 
 from mmpar.runner import EpochBasedRunner
@@ -20,18 +21,6 @@ from mmpar.runner.hooks.momentum_updater import (
 from mmpar.utils.registry import build_from_cfg
 
 torch.set_num_threads(1)
-
-
-class FakeRunner:
-    """The attributes the schedule hooks read from the runner."""
-
-    def __init__(self, optimizer, max_epochs, iters_per_epoch):
-        self.optimizer = optimizer
-        self.data_loader = list(range(iters_per_epoch))
-        self.max_epochs = max_epochs
-        self.max_iters = max_epochs * iters_per_epoch
-        self.epoch = self.iter = self.inner_iter = 0
-        self.mode = "train"
 
 
 def params():
@@ -60,24 +49,7 @@ def snapshot(optimizer):
 
 def run(runner, hooks, stop_at_iter=None, record=snapshot):
     """Drive ``hooks`` in the epoch runner's order; record every iteration's momentums."""
-    hooks = hooks if isinstance(hooks, list) else [hooks]
-    seen = []
-    for hook in hooks:
-        hook.before_run(runner)
-    while runner.epoch < runner.max_epochs:
-        for hook in hooks:
-            hook.before_train_epoch(runner)
-        for i in range(runner.inner_iter, len(runner.data_loader)):
-            if runner.iter == stop_at_iter:
-                return seen
-            runner.inner_iter = i
-            for hook in hooks:
-                hook.before_train_iter(runner)
-            seen.append(record(runner.optimizer))
-            runner.iter += 1
-        runner.inner_iter = 0
-        runner.epoch += 1
-    return seen
+    return run_schedule(runner, hooks, record, stop_at_iter)
 
 
 def momentums_of(hook, optimizer=None, max_epochs=4, iters_per_epoch=2):
