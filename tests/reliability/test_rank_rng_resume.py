@@ -34,6 +34,7 @@ def _torchrun(work_dir: Path, fault: str = "") -> SimpleNamespace:
     cmd += ["--master_addr=127.0.0.1", f"--master_port={free_port()}", "tools/train.py"]
     cmd += [str(CONFIG), "--launcher", "pytorch", "--work-dir", str(work_dir)]
     cmd += ["--auto-resume", "--diff-seed", "--no-validate", "--cfg-options", *DIST_OPTIONS]
+    cmd += ["runner.max_epochs=1"]  # the kill and the resume both fall inside epoch 1
     env = dict(_env(), MMPAR_TEST_FAULT=fault)
     proc = subprocess.Popen(
         cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
