@@ -1,8 +1,15 @@
 """Suite-wide pytest configuration."""
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 import torch.distributed as dist
+
+# The shared test helpers (tests/helpers/) import as ``helpers``: --import-mode=importlib puts
+# no test directory on sys.path by itself.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -114,10 +114,9 @@ def test_one_line_import_switches_the_mode_on(tmp_path):
     assert out["argv"] == ["train.py", "a"]
 
 
-def test_missing_names_fail_as_imports_do(tmp_path):
-    _write(
-        tmp_path / "probe.py",
-        """
+# Probes that need nothing but the default mode share one ``python -m mmpar.as_mmcv``
+# interpreter (each start costs seconds): their imports do not affect each other's results.
+MISSING_NAMES_PROBE = """
         import json
         import mmcv
 
@@ -145,24 +144,8 @@ def test_missing_names_fail_as_imports_do(tmp_path):
         except AttributeError as err:
             out["attr"] = str(err)
         print(json.dumps(out))
-        """,
-    )
-    out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path))
-    assert out["lazy"] == "mmpar.engine" and out["hasattr_onnx"] is False
-    assert out["onnx"][0] == "mmcv.onnx"
-    assert "mmcv.onnx is not provided by mmpar (use torch.onnx)" in out["onnx"][1]
-    assert out["fallback"]
-    assert out["missing"][0] == "mmcv.no_such_module"
-    assert "mmpar.no_such_module" in out["missing"][1]
-    assert "cannot import name 'NoSuchName'" in out["name"]
-    assert "no_such_attribute" in out["attr"]
-
-
-def test_mmcv_ops_is_served_by_mmpar_ops(tmp_path):
-    # mmdet's pattern: ops imported by name, and a registered DCN built from a config.
-    _write(
-        tmp_path / "probe.py",
         """
+OPS_PROBE = """
         import json, sys
         from mmcv.cnn import build_conv_layer
         from mmcv.ops import RoIAlign, batched_nms, nms
@@ -176,9 +159,73 @@ def test_mmcv_ops_is_served_by_mmpar_ops(tmp_path):
             "nms_is_function": [mmcv.ops.nms is nms, mmpar.ops.nms is nms],
             "dcn": type(build_conv_layer(dict(type="DCN"), 2, 2, 3)).__name__,
         }))
-        """,
+        """
+PICKLES_PROBE = """
+        import json, pickle
+        from mmcv.parallel import DataContainer
+        from mmcv.runner import LogBuffer
+
+        old = pickle.loads(open("mmcv.pkl", "rb").read())
+        buf = LogBuffer()
+        buf.update({"loss": 1.0})
+        new = pickle.loads(pickle.dumps(buf))
+        print(json.dumps([type(old) is DataContainer, old.data, old.cpu_only,
+                          type(new).__module__, dict(new.val_history)]))
+        """
+RUN_PROBES = """
+    import contextlib, io, json, sys, traceback
+
+    results = {}
+    for name in sys.argv[1:]:
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                code = compile(open(name + ".py").read(), name + ".py", "exec")
+                exec(code, {"__name__": "__main__"})
+            results[name] = json.loads(out.getvalue().strip().splitlines()[-1])
+        except Exception:
+            results[name] = {"probe failed": traceback.format_exc()}
+    print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def default_mode_probes(tmp_path_factory):
+    """``{probe name: what it printed}`` from one run of the probes below under the launcher."""
+    from mmpar.parallel import DataContainer
+
+    tmp = tmp_path_factory.mktemp("probes")
+    # A pickle written by real mmcv names its class mmcv.parallel.data_container.DataContainer.
+    mmcv_pickle = pickle.dumps(DataContainer([1, 2], cpu_only=True), protocol=2).replace(
+        b"mmpar.parallel.data_container", b"mmcv.parallel.data_container"
     )
-    out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path))
+    assert b"mmcv.parallel.data_container" in mmcv_pickle
+    (tmp / "mmcv.pkl").write_bytes(mmcv_pickle)
+    probes = {"missing_names": MISSING_NAMES_PROBE, "ops": OPS_PROBE, "pickles": PICKLES_PROBE}
+    for name, source in probes.items():
+        _write(tmp / f"{name}.py", source)
+    _write(tmp / "run_probes.py", RUN_PROBES)
+    results = _probe(_run(["-m", "mmpar.as_mmcv", "run_probes.py", *probes], tmp))
+    for name, result in results.items():
+        assert "probe failed" not in result, f"{name}: {result}"
+    return results
+
+
+def test_missing_names_fail_as_imports_do(default_mode_probes):
+    out = default_mode_probes["missing_names"]
+    assert out["lazy"] == "mmpar.engine" and out["hasattr_onnx"] is False
+    assert out["onnx"][0] == "mmcv.onnx"
+    assert "mmcv.onnx is not provided by mmpar (use torch.onnx)" in out["onnx"][1]
+    assert out["fallback"]
+    assert out["missing"][0] == "mmcv.no_such_module"
+    assert "mmpar.no_such_module" in out["missing"][1]
+    assert "cannot import name 'NoSuchName'" in out["name"]
+    assert "no_such_attribute" in out["attr"]
+
+
+def test_mmcv_ops_is_served_by_mmpar_ops(default_mode_probes):
+    # mmdet's pattern: ops imported by name, and a registered DCN built from a config.
+    out = default_mode_probes["ops"]
     assert out == {"same": [True] * 3, "nms_is_function": [True, True], "dcn": "DeformConv2dPack"}
 
 
@@ -236,31 +283,9 @@ def test_bad_command_lines_get_one_line_and_exit_2(tmp_path):
         assert proc.returncode == 2 and proc.stderr.startswith(expected), (args, proc.stderr)
 
 
-def test_pickles_name_one_class_under_both_spellings(tmp_path):
-    # A pickle written by real mmcv names its class mmcv.parallel.data_container.DataContainer.
-    from mmpar.parallel import DataContainer
-
-    mmcv_pickle = pickle.dumps(DataContainer([1, 2], cpu_only=True), protocol=2).replace(
-        b"mmpar.parallel.data_container", b"mmcv.parallel.data_container"
-    )
-    assert b"mmcv.parallel.data_container" in mmcv_pickle
-    (tmp_path / "mmcv.pkl").write_bytes(mmcv_pickle)
-    _write(
-        tmp_path / "probe.py",
-        """
-        import json, pickle
-        from mmcv.parallel import DataContainer
-        from mmcv.runner import LogBuffer
-
-        old = pickle.loads(open("mmcv.pkl", "rb").read())
-        buf = LogBuffer()
-        buf.update({"loss": 1.0})
-        new = pickle.loads(pickle.dumps(buf))
-        print(json.dumps([type(old) is DataContainer, old.data, old.cpu_only,
-                          type(new).__module__, dict(new.val_history)]))
-        """,
-    )
-    out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path))
+def test_pickles_name_one_class_under_both_spellings(default_mode_probes):
+    # The probe unpickles mmcv.pkl, written by the fixture as real mmcv names the class.
+    out = default_mode_probes["pickles"]
     assert out == [True, [1, 2], True, "mmpar.runner.log_buffer", {"loss": [1.0]}]
 
 

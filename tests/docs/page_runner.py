@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import tomllib
+from helpers import free_port
 from markdown_blocks import REPO, Block, python_source, with_one_epoch
 
 BLOCK_TIMEOUT = 300  # seconds; the slowest example (a 2-process training) takes ~30 s
@@ -90,13 +90,6 @@ def make_checkout(dest: Path) -> Path:
         (dest / ".venv").symlink_to(venv, target_is_directory=True)
     (dest / "work_dirs").mkdir(exist_ok=True)
     return dest
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on now (for this page's torchrun rendezvous)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def console_scripts(bin_dir: Path) -> Path:

@@ -1,22 +1,16 @@
 """Helpers of the end-to-end tests (the ``e2e`` fixture): run tools/*.py as real processes.
 
 pytest runs with ``--import-mode=importlib``, so test modules cannot import this file; they get
-the helpers through the ``e2e`` fixture instead.
+the Digits constants and the shared process helpers (tests/helpers) through the ``e2e`` fixture.
 """
 
 import glob
-import importlib.util
 import json
 import os
-import socket
-import subprocess
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from helpers import REPO, load_tool, run_tool, tool_env, torchrun_args
 
 # A short Digits schedule shared by the tests that need a trained checkpoint. Loader workers
 # off and one thread per process: the machine is shared, and the tests check behaviour, not
@@ -30,62 +24,6 @@ DIGITS_OPTIONS = [
     "checkpoint_config.interval=1",
     "log_config.interval=10",
 ]
-
-
-def tool_env(**extra):
-    """Environment of a tool process: single-threaded math, no colour codes."""
-    env = dict(os.environ)
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", NO_COLOR="1")
-    env.update(extra)
-    return env
-
-
-def run_tool(*args, timeout=120, env=None, check=False):
-    """Run ``python tools/<args>`` from the repository root and return the CompletedProcess."""
-    proc = subprocess.run(
-        [sys.executable, *map(str, args)],
-        cwd=REPO,
-        env=env or tool_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(
-            f"{args} exited {proc.returncode}\nstdout:\n{proc.stdout[-3000:]}\n"
-            f"stderr:\n{proc.stderr[-6000:]}"
-        )
-    return proc
-
-
-def torchrun_args(nproc, script, *args):
-    """Arguments of ``python -m torch.distributed.run`` on a free local port."""
-    return [
-        "-m",
-        "torch.distributed.run",
-        f"--nproc_per_node={nproc}",
-        "--nnodes=1",
-        "--master_addr=127.0.0.1",
-        f"--master_port={free_port()}",
-        script,
-        *args,
-    ]
-
-
-def load_tool(name):
-    """Import ``tools/<name>.py`` as a module (to call its ``main(argv)`` in-process)."""
-    spec = importlib.util.spec_from_file_location(
-        f"mmpar_tool_{name}", REPO / "tools" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def json_log(work_dir):

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
-import importlib.util
 import inspect
 import json
 import logging
@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import load_tool
 from PIL import Image
 
 from mmpar import Config, DictAction
@@ -59,19 +60,7 @@ FAST = ["--cfg-options", "data.workers_per_gpu=0", "runner.max_epochs=1"]
 
 
 # ------------------------------------------------------------------------------- helpers
-_TOOLS: dict = {}
-
-
-def _tool(name: str):
-    """``tools/<name>.py`` imported as a module (once)."""
-    if name not in _TOOLS:
-        spec = importlib.util.spec_from_file_location(
-            f"mmpar_bad_input_{name}", REPO / "tools" / f"{name}.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _TOOLS[name] = module
-    return _TOOLS[name]
+_tool = functools.cache(load_tool)  # ``tools/<name>.py`` imported as a module (once)
 
 
 def _error_message(stderr: str) -> str:

@@ -13,7 +13,6 @@ import hashlib
 import http.server
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from helpers import free_port
 
 from mmpar import Config
 from mmpar.apis.train_config import check_train_config, runner_config
@@ -78,13 +78,6 @@ def work_dir(tmp_path):
     assert _snapshot(work) == before, "a failed run changed the work dir"
 
 
-def _closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def not_found_url():
     """The URL of a checkpoint that a local HTTP server answers with 404."""
@@ -108,7 +101,7 @@ def not_found_url():
 # ------------------------------------------------------------- a checkpoint URL that fails
 @pytest.mark.slow
 def test_connection_refused_names_the_url(tmp_path, work_dir):
-    url = f"http://127.0.0.1:{_closed_port()}/ckpt/epoch_1.pth"
+    url = f"http://127.0.0.1:{free_port()}/ckpt/epoch_1.pth"
     proc = _train(
         tmp_path, DIGITS, "--work-dir", work_dir, "--load-from", url, "--cfg-options", *FAST
     )

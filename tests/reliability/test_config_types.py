@@ -7,7 +7,6 @@ place a value is built from; the real-process cases (slow) check the command a u
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import subprocess
@@ -15,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import load_tool
 
 from mmpar import Config
 from mmpar.utils.config import ConfigEncodingError, ConfigError
@@ -39,12 +39,7 @@ def _logger_on_this_stderr():
 
 
 def _train_main():
-    spec = importlib.util.spec_from_file_location(
-        "mmpar_config_types_train", REPO / "tools/train.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    return load_tool("train").main
 
 
 def _files(root: Path) -> list[str]:

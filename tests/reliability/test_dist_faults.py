@@ -19,12 +19,10 @@ performance.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -34,6 +32,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from helpers import free_port, import_path, tool_env
 
 from mmpar.datasets import build_dataset
 from mmpar.models import build_classifier
@@ -58,23 +57,8 @@ FAULT_TIMEOUT = 60  # the issue's bound on how long a failing job may take to en
 SAMPLE_IDX = 17  # the train-split index whose loading fails
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _env() -> dict:
-    env = dict(os.environ)
-    path = [str(HERE), str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p]
-    env.update(
-        PYTHONPATH=os.pathsep.join(path),
-        OMP_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-        PYTHONUNBUFFERED="1",
-        NO_COLOR="1",
-    )
-    return env
+    return tool_env(HERE)  # the fault plugins import from this directory
 
 
 def _run(args: list, timeout: float) -> SimpleNamespace:
@@ -114,7 +98,7 @@ def _torchrun(work_dir: Path, *options: str, timeout: float, max_restarts: int =
         "--nnodes=1",
         f"--max-restarts={max_restarts}",
         "--master_addr=127.0.0.1",
-        f"--master_port={_free_port()}",
+        f"--master_port={free_port()}",
         "tools/train.py",
         CONFIG,
         "--launcher",
@@ -258,7 +242,7 @@ SAMPLE_NOTE = f"Digits(split=train): failed to load sample {SAMPLE_IDX}"
 def test_restarted_single_node_workers_get_a_store_of_their_attempt(monkeypatch):
     from mmpar.runner.dist_utils import _elastic_restart_store
 
-    port = _free_port()
+    port = free_port()
     agent_store = torch.distributed.TCPStore("127.0.0.1", port, 1, is_master=True)
     env = dict(
         MASTER_ADDR="127.0.0.1",
@@ -288,10 +272,7 @@ def _plugin():
     """Import ``dist_faults.py`` in this process too (registers DistFaultySample, ...)."""
     module = sys.modules.get("dist_faults")
     if module is None:
-        spec = importlib.util.spec_from_file_location("dist_faults", HERE / "dist_faults.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["dist_faults"] = module
-        spec.loader.exec_module(module)
+        module = sys.modules["dist_faults"] = import_path(HERE / "dist_faults.py", "dist_faults")
     return module
 
 

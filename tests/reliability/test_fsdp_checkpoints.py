@@ -27,6 +27,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from helpers import free_port, run_tool
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the sibling modules whose helpers are reused (importlib mode)
@@ -35,7 +36,6 @@ from test_dist_faults import (  # noqa: E402
     GLOO_ABORT,
     TOTAL_ITERS,
     _env,
-    _free_port,
 )
 
 from mmpar.cli import LOCK_FILE_NAME  # noqa: E402
@@ -76,7 +76,7 @@ def _torchrun_once(work_dir: Path, *options: str, fault: str, fsdp_fault: str):
     env = _env()
     env.update(MMPAR_TEST_FAULT=fault, MMPAR_TEST_FSDP_FAULT=fsdp_fault)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--nnodes=1"]
-    cmd += ["--master_addr=127.0.0.1", f"--master_port={_free_port()}", "tools/train.py"]
+    cmd += ["--master_addr=127.0.0.1", f"--master_port={free_port()}", "tools/train.py"]
     cmd += [str(CONFIG), "--launcher", "pytorch", "--work-dir", str(work_dir), "--auto-resume"]
     cmd += ["--cfg-options", *DIST_OPTIONS, *options]
     start = time.monotonic()
@@ -114,21 +114,10 @@ def reference(root: Path) -> SimpleNamespace:
     return SimpleNamespace(work_dir=work_dir, run=run, test=evaluate(work_dir / "latest.pth"))
 
 
-def run_tool(script: str, *args: object) -> subprocess.CompletedProcess:
-    """``python tools/<script> args...`` in one process, from the repository root."""
-    return subprocess.run(
-        [sys.executable, f"tools/{script}", *map(str, args)],
-        cwd=REPO,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
-
-
 def evaluate(checkpoint: Path) -> subprocess.CompletedProcess:
     """``tools/test.py`` on ``checkpoint`` (a file or a sharded directory), in one process."""
-    return run_tool("test.py", CONFIG, checkpoint, "--metrics", "accuracy")
+    args = ["tools/test.py", CONFIG, checkpoint, "--metrics", "accuracy"]
+    return run_tool(*args, env=_env(), timeout=TIMEOUT)
 
 
 SCENARIOS = {
@@ -244,7 +233,11 @@ def test_sharded_checkpoint_is_atomic_rotates_and_resumes_exactly(runs, tmp_path
         convert_sharded_checkpoint(str(run.work_dir / name), str(converted / name))
     # The last one with the tool, through the latest.pth link.
     tool = run_tool(
-        "convert_sharded_checkpoint.py", run.work_dir / "latest.pth", converted / FINAL[-1]
+        "tools/convert_sharded_checkpoint.py",
+        run.work_dir / "latest.pth",
+        converted / FINAL[-1],
+        env=_env(),
+        timeout=TIMEOUT,
     )
     assert tool.returncode == 0, tool.stderr[-4000:]
     assert_same_checkpoints(runs["reference"].result().work_dir, converted, note)

@@ -30,6 +30,7 @@ from typing import Callable, Sequence
 
 import pytest
 import torch
+from helpers import tool_env
 
 from mmpar.cli import LOCK_FILE_NAME
 from mmpar.models import build_classifier
@@ -69,16 +70,7 @@ BEST_30 = "best_accuracy_top-1_iter_30.pth"
 
 # --------------------------------------------------------------------------- processes
 def _env(fault: str) -> dict:
-    env = dict(os.environ)
-    env.update(
-        OMP_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-        PYTHONUNBUFFERED="1",
-        NO_COLOR="1",
-        MMPAR_TEST_FAULT=fault,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
-    )
-    return env
+    return tool_env(HERE, MMPAR_TEST_FAULT=fault)  # the fault plugins import from here
 
 
 def _limit_file_size(limit: int) -> list[str]:

@@ -26,10 +26,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from helpers import free_port
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the sibling modules whose helpers are reused (importlib mode)
-from test_dist_faults import DIST_OPTIONS, GLOO_ABORT, TOTAL_ITERS, _free_port, _run  # noqa: E402
+from test_dist_faults import DIST_OPTIONS, GLOO_ABORT, TOTAL_ITERS, _run  # noqa: E402
 from test_kill_resume import (  # noqa: E402
     COMMON_OPTIONS,
     TIMEOUT,
@@ -138,7 +139,7 @@ def twice(root: Path) -> SimpleNamespace:
 
 def torchrun(work_dir: Path, *options: str, timeout: float = 120) -> SimpleNamespace:
     args = ["-m", "torch.distributed.run", "--nproc_per_node=2", "--nnodes=1"]
-    args += ["--max-restarts=0", "--master_addr=127.0.0.1", f"--master_port={_free_port()}"]
+    args += ["--max-restarts=0", "--master_addr=127.0.0.1", f"--master_port={free_port()}"]
     args += ["tools/train.py", CONFIG, "--launcher", "pytorch", "--work-dir", work_dir]
     args += ["--no-validate", "--auto-resume", "--cfg-options", *DIST_OPTIONS, *options]
     run = _run(args, timeout)

@@ -17,10 +17,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from helpers import free_port
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the sibling modules whose helpers are reused (importlib mode)
-from test_dist_faults import DIST_OPTIONS, GLOO_ABORT, _env, _free_port  # noqa: E402
+from test_dist_faults import DIST_OPTIONS, GLOO_ABORT, _env  # noqa: E402
 
 REPO = HERE.parents[1]
 CONFIG = HERE / "rank_rng_config.py"
@@ -30,9 +31,10 @@ KILL_ITER = 15  # after the checkpoint of iteration 10, before the epoch ends (2
 
 def _torchrun(work_dir: Path, fault: str = "") -> SimpleNamespace:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--nnodes=1"]
-    cmd += ["--master_addr=127.0.0.1", f"--master_port={_free_port()}", "tools/train.py"]
+    cmd += ["--master_addr=127.0.0.1", f"--master_port={free_port()}", "tools/train.py"]
     cmd += [str(CONFIG), "--launcher", "pytorch", "--work-dir", str(work_dir)]
     cmd += ["--auto-resume", "--diff-seed", "--no-validate", "--cfg-options", *DIST_OPTIONS]
+    cmd += ["runner.max_epochs=1"]  # the kill and the resume both fall inside epoch 1
     env = dict(_env(), MMPAR_TEST_FAULT=fault)
     proc = subprocess.Popen(
         cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

@@ -1,10 +1,10 @@
 """The HTTP backend against a real local HTTP server (127.0.0.1, no internet)."""
 
 import os
-import socket
 import urllib.error
 
 import pytest
+from helpers import free_port
 
 from mmpar.fileio import FileClient, dict_from_file, list_from_file, load
 
@@ -49,9 +49,7 @@ def test_missing_url_is_an_http_error_naming_the_url(http_root):
 
 
 def test_unreachable_server_is_a_url_error():
-    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens there
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # free a moment ago: nothing listens there
     with pytest.raises(urllib.error.URLError, match=f"cannot reach http://127.0.0.1:{port}/x"):
         FileClient(prefix="http").get(f"http://127.0.0.1:{port}/x")
 

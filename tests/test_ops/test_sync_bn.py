@@ -1,10 +1,10 @@
 import os
-import socket
 
 import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from helpers import free_port
 from torch import nn
 
 from mmpar.cnn import NORM_LAYERS, build_norm_layer
@@ -115,12 +115,6 @@ def _worker(rank, port, tmp):
         dist.destroy_process_group()
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _default_mode_reference(x, slices, weight, bias, eps=1e-5):
     """mmcv's 'default' mode: every rank's mean and variance count equally."""
     mean = torch.stack([x[slice(*s)].mean((0, 2, 3)) for s in slices]).mean(0)
@@ -140,7 +134,7 @@ def test_two_processes_on_cpu(tmp_path):
     torch.save(
         dict(x=x, slices=slices, loss_weights=loss_weights, state=state), tmp_path / "inputs.pt"
     )
-    mp.start_processes(_worker, args=(_free_port(), str(tmp_path)), nprocs=2, start_method="spawn")
+    mp.start_processes(_worker, args=(free_port(), str(tmp_path)), nprocs=2, start_method="spawn")
     ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
 
     def gathered(mode, key):

@@ -1,4 +1,3 @@
-import importlib.util
 import os
 import subprocess
 import sys
@@ -7,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import free_port, import_path
 from torch import nn
 
 from mmpar.parallel import MMDistributedDataParallel, collate, is_module_wrapper
@@ -15,14 +15,7 @@ WORKER = Path(__file__).with_name("_ddp_worker.py")
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _load_worker():
-    spec = importlib.util.spec_from_file_location("mmpar_ddp_worker", WORKER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-worker = _load_worker()
+worker = import_path(WORKER, "mmpar_ddp_worker")
 
 
 def _torchrun(out_dir, port, mode, timeout):
@@ -100,8 +93,8 @@ def test_deprecated_mmddp_warns_and_trains_like_the_current_one(gloo_group):
 
 
 @pytest.mark.slow
-def test_two_process_training_matches_single_process(tmp_path, free_port):
-    proc = _torchrun(tmp_path, free_port, "train", timeout=120)
+def test_two_process_training_matches_single_process(tmp_path):
+    proc = _torchrun(tmp_path, free_port(), "train", timeout=120)
     assert proc.returncode == 0, proc.stderr[-4000:]
     r0 = torch.load(tmp_path / "rank0.pt", weights_only=False)
     r1 = torch.load(tmp_path / "rank1.pt", weights_only=False)
@@ -125,9 +118,9 @@ def test_two_process_training_matches_single_process(tmp_path, free_port):
 
 
 @pytest.mark.slow
-def test_failing_rank_ends_the_whole_job(tmp_path, free_port):
+def test_failing_rank_ends_the_whole_job(tmp_path):
     start = time.monotonic()
-    proc = _torchrun(tmp_path, free_port, "fail", timeout=60)
+    proc = _torchrun(tmp_path, free_port(), "fail", timeout=60)
     assert proc.returncode != 0
     assert "rank 1 failed on purpose" in proc.stdout + proc.stderr
     assert time.monotonic() - start < 60

@@ -15,7 +15,6 @@ Not covered here: several real hosts, a real SLURM controller, NCCL (docs/distri
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -28,6 +27,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from helpers import free_port, import_path
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / "tools"
@@ -57,10 +57,7 @@ LAUNCH_VARS = (
 def _load_faults_module():
     # tests/reliability/test_dist_faults.py owns the subprocess environment and port helpers.
     path = REPO / "tests" / "reliability" / "test_dist_faults.py"
-    spec = importlib.util.spec_from_file_location("mmpar_test_dist_faults", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_path(path, "mmpar_test_dist_faults")
 
 
 faults = _load_faults_module()
@@ -148,7 +145,7 @@ def _assert_trained_like(work_dir: Path, reference: dict) -> None:
 def reference(tmp_path_factory) -> dict:
     """Final weights of one agent with two processes (static rendezvous, the default)."""
     tmp = tmp_path_factory.mktemp("one_agent")
-    (run,) = _launch([_dist_train(2, tmp / "work", PORT=str(faults._free_port()))], tmp)
+    (run,) = _launch([_dist_train(2, tmp / "work", PORT=str(free_port()))], tmp)
     assert run.returncode == 0, run.out[-4000:]
     return faults._state_dict(tmp / "work" / "latest.pth")
 
@@ -159,7 +156,7 @@ def test_two_c10d_agents_train_like_one_agent_and_auto_resume_needs_a_shared_wor
 ):
     # The static rendezvous (NODE_RANK, MASTER_ADDR, PORT) builds on the same script; its
     # command is checked in test_dist_scripts_build_the_torchrun_command.
-    rdzv = dict(NNODES="2", RDZV_ENDPOINT=f"127.0.0.1:{faults._free_port()}", RDZV_ID="mn-test")
+    rdzv = dict(NNODES="2", RDZV_ENDPOINT=f"127.0.0.1:{free_port()}", RDZV_ID="mn-test")
     # Each agent gets a work dir of its own, as if on a node-local disk.
     dirs = [tmp_path / f"node{node}" for node in range(2)]
     runs = _launch([_dist_train(1, work_dir, **rdzv) for work_dir in dirs], tmp_path)
@@ -178,7 +175,7 @@ def test_two_c10d_agents_train_like_one_agent_and_auto_resume_needs_a_shared_wor
 
     # Auto-resume from node-local work dirs would let rank 1 start afresh: refused on all ranks.
     before = {p: p.stat().st_mtime_ns for p in dirs[writer].iterdir()}
-    rdzv["RDZV_ENDPOINT"] = f"127.0.0.1:{faults._free_port()}"
+    rdzv["RDZV_ENDPOINT"] = f"127.0.0.1:{free_port()}"
     runs = _launch([_dist_train(1, d, "--auto-resume", **rdzv) for d in dirs], tmp_path)
 
     for run in runs:  # the worker exits with 2 (bad input), torchrun then with 1
@@ -213,7 +210,7 @@ def test_slurm_scripts_train_and_test_through_srun(tmp_path, reference):
     work = tmp_path / "work"
     slurm = dict(
         PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        MASTER_PORT=str(faults._free_port()),
+        MASTER_PORT=str(free_port()),
         FAKE_SRUN_RECORD=str(record),
         GPUS="2",
         GPUS_PER_NODE="1",  # one task per "node": two nodes, SLURM_LOCALID 0 on each

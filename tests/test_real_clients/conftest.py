@@ -9,9 +9,7 @@ get the helpers through the ``clients`` fixture instead of importing this file.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import zipfile
@@ -19,17 +17,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import import_path, tool_env, torchrun_args
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
 
 def _load_helper(name):
-    path = HERE / "helpers" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"real_clients_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_path(HERE / "helpers" / f"{name}.py", f"real_clients_{name}")
 
 
 cifar_digits = _load_helper("cifar_digits")
@@ -45,20 +40,7 @@ RELEASES = {
 
 def client_env(*pythonpath, **extra):
     """Environment of a client process: its package dirs first, one math thread, no colours."""
-    env = dict(os.environ)
-    paths = [str(p) for p in pythonpath] + [str(REPO)]
-    if env.get("PYTHONPATH"):
-        paths.append(env["PYTHONPATH"])
-    env.update(
-        PYTHONPATH=os.pathsep.join(paths),
-        OMP_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-        PYTHONUNBUFFERED="1",
-        PYTHONDONTWRITEBYTECODE="1",
-        NO_COLOR="1",
-    )
-    env.update(extra)
-    return env
+    return tool_env(*pythonpath, PYTHONDONTWRITEBYTECODE="1", **extra)
 
 
 def run(cmd, *, env, cwd, timeout=300):
@@ -74,24 +56,9 @@ def run(cmd, *, env, cwd, timeout=300):
     return proc
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def torchrun(nproc, *args):
     """``python -m torch.distributed.run`` arguments for ``nproc`` local processes."""
-    return [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        f"--nproc_per_node={nproc}",
-        "--nnodes=1",
-        "--master_addr=127.0.0.1",
-        f"--master_port={free_port()}",
-        *args,
-    ]
+    return [sys.executable, *torchrun_args(nproc, *args)]
 
 
 def as_mmcv(*args):

@@ -1,10 +1,10 @@
 import os
-import socket
 import stat
 
 import pytest
 import torch
 import torch.distributed as dist
+from helpers import free_port
 
 import mmpar.runner
 from mmpar.runner import dist_utils
@@ -36,12 +36,6 @@ def recorded_init(monkeypatch):
     return calls
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_unknown_launcher_lists_valid_ones():
     with pytest.raises(ValueError, match="unknown launcher 'torchrun'.*pytorch, slurm, mpi"):
         init_dist("torchrun")
@@ -63,7 +57,7 @@ def test_pytorch_launcher_initializes_real_group(clean_env):
         LOCAL_RANK="0",
         WORLD_SIZE="1",
         MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(_free_port()),
+        MASTER_PORT=str(free_port()),
     )
     init_dist("pytorch")
     try:

@@ -1,27 +1,21 @@
+"""OptimizerHook, gradient accumulation and the fp16 optimizer hooks."""
+
 import logging
 import os
-import re
-from types import SimpleNamespace
 
 import pytest
 import torch
 import torch.nn as nn
-from torch.utils.data import DataLoader
 
 from mmpar.runner import (
     HOOKS,
-    CheckpointHook,
-    DistSamplerSeedHook,
     Fp16OptimizerHook,
     GradientCumulativeFp16OptimizerHook,
     GradientCumulativeOptimizerHook,
-    IterTimerHook,
     LoggerHook,
-    NanGuardHook,
     OptimizerHook,
     auto_fp16,
 )
-from mmpar.runner.hooks import iter_timer
 from mmpar.runner.hooks import optimizer as optimizer_hooks
 from mmpar.utils import build_from_cfg
 
@@ -386,170 +380,3 @@ def test_fp16_hook_uses_grad_scaler_on_cuda(make_runner, make_loader):
     assert hook.loss_scaler is not None
     assert hook.state_dict()["loss_scaler"]["scale"] == 512.0
     assert runner.log_buffer.val_history["loss_scale"][-1] == 512.0
-
-
-# ------------------------------------------------------------------ timer and sampler seed
-class FakeClock:
-    """Stands in for ``time`` in the timer's module: only advances when told to."""
-
-    def __init__(self):
-        self.now = 100.0
-
-    def perf_counter(self):
-        return self.now
-
-
-def test_iter_timer_logs_time_and_data_time(make_runner, make_loader, toy_model, monkeypatch):
-    clock = FakeClock()
-    monkeypatch.setattr(iter_timer, "time", clock)
-
-    class SlowLoader:  # each batch takes 2 s to arrive
-        def __init__(self, loader):
-            self.loader = loader
-
-        def __len__(self):
-            return len(self.loader)
-
-        def __iter__(self):
-            for batch in self.loader:
-                clock.now += 2.0
-                yield batch
-
-    class SlowModel(type(toy_model)):  # each step takes 5 s
-        def train_step(self, data_batch, optimizer, **kwargs):
-            clock.now += 5.0
-            return super().train_step(data_batch, optimizer, **kwargs)
-
-    runner = make_runner(model=SlowModel(), max_epochs=2)
-    runner.register_hook(IterTimerHook(), "LOW")
-    runner.run([SlowLoader(make_loader(12, 4))], [("train", 1)])
-    # data_time: waiting for the batch; time: the whole iteration (batch + step), per epoch too.
-    assert runner.log_buffer.val_history["data_time"] == [2.0] * 6
-    assert runner.log_buffer.val_history["time"] == [7.0] * 6
-
-
-def test_dist_sampler_seed_hook_sets_epoch_on_sampler_or_batch_sampler(
-    make_runner, make_loader, epoch_recording_sampler
-):
-    sampler = epoch_recording_sampler(8)
-    runner = make_runner(max_epochs=3)
-    runner.register_hook(DistSamplerSeedHook())
-    runner.run([make_loader(8, 4, sampler=sampler)], [("train", 1)])
-    assert sampler.epochs == [0, 1, 2]
-
-    inner = epoch_recording_sampler(8)
-    batch_sampler = torch.utils.data.BatchSampler(inner, 4, False)
-    runner = make_runner(max_epochs=2)
-    runner.register_hook(DistSamplerSeedHook())
-    loader = DataLoader(make_loader(8).dataset, batch_sampler=batch_sampler)
-    runner.run([loader], [("train", 1)])
-    assert inner.epochs == [0, 1]
-
-
-# ------------------------------------------------------------------------- CheckpointHook
-def test_checkpoint_hook_by_epoch_and_save_last(make_runner, make_loader, tmp_path):
-    runner = make_runner(max_epochs=5, meta={})
-    runner.register_hook(CheckpointHook(interval=2))
-    runner.run([make_loader(8, 4)], [("train", 1)])
-    work = tmp_path / "work"
-    assert sorted(p.name for p in work.glob("*.pth")) == [
-        "epoch_2.pth",
-        "epoch_4.pth",
-        "epoch_5.pth",
-        "latest.pth",
-    ]
-    assert os.path.realpath(work / "latest.pth") == str(work / "epoch_5.pth")
-    ckpt = torch.load(work / "epoch_4.pth", weights_only=True)
-    assert ckpt["meta"]["epoch"] == 4 and ckpt["meta"]["iter"] == 8
-    assert ckpt["mmpar_state"]["inner_iter"] == 0 and ckpt["mmpar_state"]["epoch"] == 4
-    assert runner.meta["hook_msgs"]["last_ckpt"] == str(work / "epoch_5.pth")
-
-
-def test_checkpoint_hook_by_iter_in_epoch_runner_and_out_dir(make_runner, make_loader, tmp_path):
-    runner = make_runner(max_epochs=2)
-    runner.register_hook(CheckpointHook(interval=3, by_epoch=False, out_dir=str(tmp_path / "out")))
-    runner.run([make_loader(8, 4)], [("train", 1)])  # 4 iterations
-    out = tmp_path / "out" / "work"
-    assert sorted(p.name for p in out.glob("iter_*.pth")) == ["iter_3.pth", "iter_4.pth"]
-    state = torch.load(out / "iter_3.pth", weights_only=True)["mmpar_state"]
-    assert (state["epoch"], state["iter"], state["inner_iter"]) == (
-        1,
-        3,
-        1,
-    )  # next: batch 1 of epoch 1
-
-
-def test_rotation_deletes_only_own_files_and_never_the_best(make_runner, make_loader, tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "pretrained.pth").write_bytes(b"x")
-    runner = make_runner(max_epochs=6, meta={"hook_msgs": {"best_ckpt": str(work / "epoch_1.pth")}})
-    hook = CheckpointHook(interval=1, max_keep_ckpts=2)
-    runner.register_hook(hook)
-    runner.run([make_loader(4, 4)], [("train", 1)])
-    names = sorted(p.name for p in work.glob("*.pth"))
-    assert names == ["epoch_1.pth", "epoch_5.pth", "epoch_6.pth", "latest.pth", "pretrained.pth"]
-    assert hook.state_dict() == {"written": ["epoch_5.pth", "epoch_6.pth"]}
-    with pytest.raises(TypeError, match="unknown arguments"):
-        CheckpointHook(intervall=1)
-
-
-# --------------------------------------------------------------------------- NanGuardHook
-class NanAt(nn.Module):
-    def __init__(self, at):
-        super().__init__()
-        self.linear = nn.Linear(4, 1)
-        self.at, self.calls = at, 0
-
-    def train_step(self, batch, optimizer):
-        x, y = batch
-        self.calls += 1
-        loss = ((self.linear(x).squeeze(-1) - y) ** 2).mean()
-        aux = loss * 0
-        if self.calls == self.at:
-            loss = loss * float("nan")
-            aux = aux + float("inf")
-        return {
-            "loss": loss,
-            "log_vars": {"loss": loss.item(), "aux": aux.item()},
-            "num_samples": len(x),
-        }
-
-
-def test_nan_guard_stops_before_step_and_save(make_runner, make_loader, tmp_path):
-    model = NanAt(at=3)
-    runner = make_runner(model=model, max_epochs=2)
-    runner.register_training_hooks(
-        None, optimizer_config={}, checkpoint_config=dict(interval=1, by_epoch=False)
-    )
-    assert isinstance(runner.hooks[0], NanGuardHook)
-    with pytest.raises(
-        FloatingPointError, match=r"iteration 3 \(epoch 2, batch 1.*loss=nan, aux=inf"
-    ):
-        runner.run([make_loader(8, 4)], [("train", 1)])
-    work = tmp_path / "work"
-    assert sorted(p.name for p in work.glob("*.pth")) == ["iter_1.pth", "iter_2.pth", "latest.pth"]
-    last = torch.load(work / "latest.pth", weights_only=True)["state_dict"]
-    assert torch.equal(last["linear.weight"], model.linear.weight)  # no step after the NaN
-    assert torch.isfinite(model.linear.weight).all()
-
-
-@pytest.mark.parametrize(
-    ("log_vars", "bad"),
-    [
-        ({"a": 1e308, "b": 1e308}, None),  # the quick sum overflows; each value is finite
-        ({"a": float("inf"), "b": -float("inf")}, "a=inf, b=-inf"),  # the sum is nan
-        ({"acc": torch.tensor(float("nan"))}, "acc=nan"),
-        ({"name": "x", "n": float("nan")}, "n=nan"),  # a string: checked term by term
-        ({"vec": torch.tensor([1.0, float("inf")])}, "vec=tensor"),
-    ],
-)
-def test_nan_guard_checks_every_log_value(log_vars, bad):
-    runner = SimpleNamespace(
-        outputs={"loss": torch.tensor(0.5), "log_vars": log_vars}, iter=0, epoch=0, inner_iter=0
-    )
-    if bad is None:
-        NanGuardHook().after_train_iter(runner)
-    else:
-        with pytest.raises(FloatingPointError, match=re.escape(bad)):
-            NanGuardHook().after_train_iter(runner)

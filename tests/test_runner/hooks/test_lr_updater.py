@@ -4,6 +4,8 @@ import math
 
 import pytest
 import torch
+from helpers import TinyModel
+from helpers.schedule_runner import FakeRunner, run_schedule
 from torch import nn
 
 from mmpar.runner import EpochBasedRunner
@@ -27,20 +29,6 @@ from mmpar.utils.registry import build_from_cfg
 torch.set_num_threads(1)
 
 
-# ------------------------------------------------------------------------------------------
-# A fake runner driven in the real runner's order (before_run, then per epoch
-# before_train_epoch, per iteration before_train_iter; counters advance after the iteration).
-# ------------------------------------------------------------------------------------------
-class FakeRunner:
-    def __init__(self, optimizer, max_epochs, iters_per_epoch):
-        self.optimizer = optimizer
-        self.data_loader = list(range(iters_per_epoch))
-        self.max_epochs = max_epochs
-        self.max_iters = max_epochs * iters_per_epoch
-        self.epoch = self.iter = self.inner_iter = 0
-        self.mode = "train"
-
-
 def sgd(*lrs, momentum=0.9):
     """An SGD optimizer with one param group per lr."""
     groups = [{"params": [nn.Parameter(torch.zeros(1))], "lr": lr} for lr in lrs]
@@ -55,24 +43,7 @@ def current_lrs(optimizer):
 
 def run(runner, hooks, stop_at_iter=None):
     """Drive ``hooks`` like the epoch runner; return the LRs seen by every iteration."""
-    hooks = hooks if isinstance(hooks, list) else [hooks]
-    seen = []
-    for hook in hooks:
-        hook.before_run(runner)
-    while runner.epoch < runner.max_epochs:
-        for hook in hooks:
-            hook.before_train_epoch(runner)
-        for i in range(runner.inner_iter, len(runner.data_loader)):
-            if runner.iter == stop_at_iter:
-                return seen
-            runner.inner_iter = i
-            for hook in hooks:
-                hook.before_train_iter(runner)
-            seen.append(current_lrs(runner.optimizer))
-            runner.iter += 1
-        runner.inner_iter = 0
-        runner.epoch += 1
-    return seen
+    return run_schedule(runner, hooks, current_lrs, stop_at_iter)
 
 
 def lrs_of(hook, max_epochs=4, iters_per_epoch=2, lrs=(0.1,)):
@@ -501,18 +472,6 @@ def test_bad_arguments_found_at_before_run():
 # ------------------------------------------------------------------------------------------
 # With the real EpochBasedRunner
 # ------------------------------------------------------------------------------------------
-class TinyModel(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(2, 1)
-        self.step_lrs = []  # LR in effect at every train_step
-
-    def train_step(self, data_batch, optimizer, **kwargs):
-        self.step_lrs.append(optimizer.param_groups[0]["lr"])
-        loss = self.fc(data_batch).pow(2).mean()
-        return dict(loss=loss, log_vars={"loss": loss.item()}, num_samples=len(data_batch))
-
-
 class EpochLrRecorder(Hook):
     """A NORMAL-priority hook recording ``runner.current_lr()`` at each epoch start."""
 
@@ -545,7 +504,7 @@ def test_epoch_based_runner_step_policy(tmp_path):
     assert any(isinstance(h, StepLrUpdaterHook) for h in runner.hooks)
     runner.run([loader], [("train", 1)])
     assert recorder.lrs == [approx([0.1]), approx([0.01]), approx([0.001])]
-    assert model.step_lrs == approx([0.1, 0.1, 0.01, 0.01, 0.001, 0.001])
+    assert [g["lr"] for g in model.groups] == approx([0.1, 0.1, 0.01, 0.01, 0.001, 0.001])
     assert runner.current_lr() == approx([0.001])
 
 
@@ -560,4 +519,4 @@ def test_epoch_based_runner_resume_keeps_schedule(tmp_path):
     second.resume(ckpt)
     second.run([loader], [("train", 1)])
     assert recorder.lrs == [approx([0.001])]
-    assert model.step_lrs == approx([0.001, 0.001])
+    assert [g["lr"] for g in model.groups] == approx([0.001, 0.001])

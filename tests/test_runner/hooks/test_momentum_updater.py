@@ -4,6 +4,8 @@ import math
 
 import pytest
 import torch
+from helpers import TinyModel
+from helpers.schedule_runner import FakeRunner, run_schedule
 from torch import nn
 
 from mmpar.runner import EpochBasedRunner
@@ -19,18 +21,6 @@ from mmpar.runner.hooks.momentum_updater import (
 from mmpar.utils.registry import build_from_cfg
 
 torch.set_num_threads(1)
-
-
-class FakeRunner:
-    """The attributes the schedule hooks read from the runner."""
-
-    def __init__(self, optimizer, max_epochs, iters_per_epoch):
-        self.optimizer = optimizer
-        self.data_loader = list(range(iters_per_epoch))
-        self.max_epochs = max_epochs
-        self.max_iters = max_epochs * iters_per_epoch
-        self.epoch = self.iter = self.inner_iter = 0
-        self.mode = "train"
 
 
 def params():
@@ -59,24 +49,7 @@ def snapshot(optimizer):
 
 def run(runner, hooks, stop_at_iter=None, record=snapshot):
     """Drive ``hooks`` in the epoch runner's order; record every iteration's momentums."""
-    hooks = hooks if isinstance(hooks, list) else [hooks]
-    seen = []
-    for hook in hooks:
-        hook.before_run(runner)
-    while runner.epoch < runner.max_epochs:
-        for hook in hooks:
-            hook.before_train_epoch(runner)
-        for i in range(runner.inner_iter, len(runner.data_loader)):
-            if runner.iter == stop_at_iter:
-                return seen
-            runner.inner_iter = i
-            for hook in hooks:
-                hook.before_train_iter(runner)
-            seen.append(record(runner.optimizer))
-            runner.iter += 1
-        runner.inner_iter = 0
-        runner.epoch += 1
-    return seen
+    return run_schedule(runner, hooks, record, stop_at_iter)
 
 
 def momentums_of(hook, optimizer=None, max_epochs=4, iters_per_epoch=2):
@@ -375,19 +348,6 @@ def test_bad_arguments(make, exc, message):
 # ------------------------------------------------------------------------------------------
 # With the real EpochBasedRunner
 # ------------------------------------------------------------------------------------------
-class TinyModel(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(2, 1)
-        self.seen = []  # (lr, momentum) in effect at every train_step
-
-    def train_step(self, data_batch, optimizer, **kwargs):
-        group = optimizer.param_groups[0]
-        self.seen.append((group["lr"], group["betas"][0]))
-        loss = self.fc(data_batch).pow(2).mean()
-        return dict(loss=loss, log_vars={"loss": loss.item()}, num_samples=len(data_batch))
-
-
 def test_epoch_based_runner_lr_and_momentum_configs():
     loader = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=4)  # 2 iterations
     model = TinyModel()
@@ -401,7 +361,7 @@ def test_epoch_based_runner_lr_and_momentum_configs():
     runner.run([loader], [("train", 1)])
     c = math.cos(math.pi / 4)
     expected_momentum = [0.9, 0.45 + 0.225 * (1 + c), 0.675, 0.45 + 0.225 * (1 - c)]
-    assert [lr for lr, _ in model.seen] == approx([0.1, 0.075, 0.05, 0.025])
-    assert [m for _, m in model.seen] == approx(expected_momentum)
+    assert [g["lr"] for g in model.groups] == approx([0.1, 0.075, 0.05, 0.025])
+    assert [g["betas"][0] for g in model.groups] == approx(expected_momentum)
     assert runner.current_momentum() == approx([expected_momentum[-1]])
     assert optimizer.param_groups[0]["betas"][1] == 0.999

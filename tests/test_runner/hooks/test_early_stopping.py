@@ -4,6 +4,7 @@ import logging
 
 import pytest
 import torch
+from helpers.logger_runner import ListHandler
 from torch.utils.data import DataLoader
 
 from mmpar.runner.hooks import HOOKS
@@ -12,15 +13,6 @@ from mmpar.runner.hooks.evaluation import EvalHook
 from mmpar.runner.log_buffer import LogBuffer
 
 torch.set_num_threads(1)
-
-
-class ListHandler(logging.Handler):
-    def __init__(self):
-        super().__init__()
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
 
 
 class Scores:

@@ -2,12 +2,11 @@
 
 import logging
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 import torch
+from helpers import TinyModel, run_tool, torchrun_args
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
@@ -428,14 +427,6 @@ DIST_WORKER = textwrap.dedent(
 )
 
 
-def free_port():
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_dist_eval_hook_two_processes(tmp_path):
     import json
@@ -444,17 +435,7 @@ def test_dist_eval_hook_two_processes(tmp_path):
     script.write_text(DIST_WORKER)
     work = tmp_path / "work"
     work.mkdir()
-    cmd = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node=2",
-        f"--master_port={free_port()}",
-        str(script),
-        str(work),
-    ]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    proc = run_tool(*torchrun_args(2, script, work), timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     r0 = json.loads((work / "rank0.json").read_text())
     r1 = json.loads((work / "rank1.json").read_text())
@@ -489,29 +470,11 @@ class RegressionData(Dataset):
         return {"mse_loss": float(((preds - 3 * self.x.flatten()) ** 2).mean())}
 
 
-class TinyModel(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(1, 1)
-
-    def forward(self, x, y=None, return_loss=True):
-        if return_loss:
-            return ((self.fc(x) - y) ** 2).mean()
-        return [float(v) for v in self.fc(x).flatten()]
-
-    def train_step(self, data, optimizer):
-        loss = self(**data)
-        return dict(loss=loss, log_vars={"loss": float(loss.detach())}, num_samples=len(data["x"]))
-
-    def val_step(self, data, optimizer):
-        return self.train_step(data, optimizer)
-
-
 def build_runner(kind, tmp_path, **kwargs):
     import mmpar.runner as R
 
     torch.manual_seed(0)
-    model = TinyModel()
+    model = TinyModel(in_dim=1)
     runner_cls = R.EpochBasedRunner if kind == "epoch" else R.IterBasedRunner
     runner = runner_cls(
         model,

@@ -1,131 +1,17 @@
-"""Logger hooks: averaging, text/JSON format, TensorBoard events, train/val separation."""
+"""TextLoggerHook: averaging, text and JSON format, train/val separation, out_dir backends."""
 
-import json
-import logging
 import os
 import re
 
 import pytest
 import torch
-from torch import nn
-from torch.utils.data import DataLoader
+from helpers.logger_runner import TIMESTAMP, FakeRunner, eval_hook, read_json, read_tb
 
 from mmpar.runner.hooks import HOOKS
-from mmpar.runner.hooks.evaluation import EvalHook
-from mmpar.runner.hooks.logger.base import LoggerHook
 from mmpar.runner.hooks.logger.tensorboard import TensorboardLoggerHook
 from mmpar.runner.hooks.logger.text import TextLoggerHook
-from mmpar.runner.log_buffer import LogBuffer
 
 torch.set_num_threads(1)
-TIMESTAMP = "20240101_000000"
-
-
-class ListHandler(logging.Handler):
-    def __init__(self):
-        super().__init__()
-        self.lines = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
-
-
-class FakeRunner:
-    """Drives hooks in the epoch runner's order; counters advance after each iteration/epoch."""
-
-    def __init__(self, hooks, work_dir, iters_per_epoch=5, max_epochs=2, meta=None, rank=0):
-        self.hooks = hooks
-        self.work_dir = str(work_dir)
-        self.timestamp = TIMESTAMP
-        self.meta = meta
-        self.rank = rank
-        self.world_size = 1
-        self.model = nn.Linear(2, 1)
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1, momentum=0.9)
-        self.log_buffer = LogBuffer()
-        self.data_loader = list(range(iters_per_epoch))
-        self.max_epochs = max_epochs
-        self.max_iters = max_epochs * iters_per_epoch
-        self.epoch = self.iter = self.inner_iter = 0
-        self.mode = "train"
-        self.should_stop = False
-        self.logger = logging.getLogger(f"test_hooks_logger.{id(self)}")
-        self.logger.setLevel(logging.INFO)
-        self.logger.propagate = False
-        self.handler = ListHandler()
-        self.logger.addHandler(self.handler)
-
-    def current_lr(self):
-        return [g["lr"] for g in self.optimizer.param_groups]
-
-    def current_momentum(self):
-        return [g["momentum"] for g in self.optimizer.param_groups]
-
-    def save_checkpoint(self, out_dir, filename_tmpl, create_symlink=True, **kwargs):
-        torch.save({"state_dict": self.model.state_dict()}, os.path.join(out_dir, filename_tmpl))
-
-    def call(self, stage):
-        for hook in self.hooks:
-            getattr(hook, stage)(self)
-
-    def train_epoch(self, losses):
-        self.mode = "train"
-        self.data_loader = list(range(len(losses)))
-        self.call("before_train_epoch")
-        for i, loss in enumerate(losses):
-            self.inner_iter = i
-            self.call("before_train_iter")
-            self.log_buffer.update({"loss": loss, "acc_train": 1.0})
-            self.log_buffer.update({"time": 0.5, "data_time": 0.125})
-            self.call("after_train_iter")
-            self.iter += 1
-        self.call("after_train_epoch")
-        self.epoch += 1
-
-    def val_epoch(self, losses):
-        self.mode = "val"
-        self.data_loader = list(range(len(losses)))
-        self.call("before_val_epoch")
-        for i, loss in enumerate(losses):
-            self.inner_iter = i
-            self.call("before_val_iter")
-            self.log_buffer.update({"val_loss": loss}, count=2)
-            self.call("after_val_iter")
-        self.call("after_val_epoch")
-
-    def run(self, epochs):
-        self.call("before_run")
-        for losses in epochs:
-            self.train_epoch(losses)
-        self.call("after_run")
-
-
-def read_json(work_dir):
-    with open(os.path.join(work_dir, f"{TIMESTAMP}.log.json")) as f:
-        return [json.loads(line) for line in f]
-
-
-class ToyDataset:
-    """``evaluate`` returns a fixed sequence of accuracies, one per call."""
-
-    def __init__(self, scores):
-        self.scores = list(scores)
-        self.calls = 0
-
-    def __len__(self):
-        return 4
-
-    def __getitem__(self, i):
-        return torch.tensor([float(i)])
-
-    def evaluate(self, results, logger=None):
-        self.calls += 1
-        return {"accuracy": self.scores[self.calls - 1]}
-
-
-def eval_hook(scores, **kwargs):
-    loader = DataLoader(ToyDataset(scores), batch_size=2)
-    return EvalHook(loader, test_fn=lambda model, dl: [0] * len(dl.dataset), **kwargs)
 
 
 def test_registered():
@@ -345,69 +231,3 @@ def test_text_logger_rejects_an_unknown_backend_before_training():
 def test_keep_local_false_needs_out_dir():
     with pytest.raises(ValueError, match="out_dir"):
         TextLoggerHook(keep_local=False)
-
-
-def test_loggable_tags_and_lr_dicts(tmp_path):
-    class Dummy(LoggerHook):
-        def log(self, runner):
-            pass
-
-    hook = Dummy()
-    runner = FakeRunner([hook], tmp_path)
-    runner.log_buffer.output.update(
-        {"loss": torch.tensor(0.5), "time": 1.0, "per_class": [1, 2], "note": "hi"}
-    )
-    # mmcv's rules: values as they are, only time/data_time (and text, by default) left out.
-    assert hook.get_loggable_tags(runner) == {
-        "train/loss": torch.tensor(0.5),
-        "train/per_class": [1, 2],
-        "learning_rate": 0.1,
-        "momentum": 0.9,
-    }
-    assert hook.get_loggable_tags(runner, allow_text=True, add_mode=False)["note"] == "hi"
-    assert "train/loss" not in hook.get_loggable_tags(runner, allow_scalar=False)
-    # What TensorBoard plots: scalars as Python numbers, no lists.
-    assert hook.get_record_tags(runner) == {
-        "train/loss": 0.5,
-        "learning_rate": 0.1,
-        "momentum": 0.9,
-    }
-    runner.current_lr = lambda: {"gen": [0.1], "disc": [0.2]}
-    runner.current_momentum = lambda: {"gen": [0.9], "disc": [0.8]}
-    tags = hook.get_loggable_tags(runner)
-    assert tags["learning_rate/disc"] == 0.2 and tags["momentum/gen"] == 0.9
-    runner.mode = "test"
-    with pytest.raises(ValueError, match="'test'"):
-        hook.get_mode(runner)
-
-
-def read_tb(log_dir):
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    acc = EventAccumulator(str(log_dir))
-    acc.Reload()
-    return {
-        tag: [(e.step, pytest.approx(e.value)) for e in acc.Scalars(tag)]
-        for tag in acc.Tags()["scalars"]
-    }
-
-
-def test_tensorboard_tags_steps_values(tmp_path):
-    tb = TensorboardLoggerHook(interval=2)
-    ev = eval_hook([0.5, 0.75])
-    runner = FakeRunner([ev, tb], tmp_path, iters_per_epoch=4)
-    runner.run([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]])
-    assert tb.writer is None  # closed in after_run
-    scalars = read_tb(tmp_path / "tf_logs")
-    assert set(scalars) == {
-        "train/loss",
-        "train/acc_train",
-        "val/accuracy",
-        "learning_rate",
-        "momentum",
-    }
-    assert scalars["train/loss"] == [(2, 1.5), (4, 3.5), (6, 5.5), (8, 7.5)]
-    # The global step is the number of optimizer steps: val shares the last train step.
-    assert scalars["val/accuracy"] == [(4, 0.5), (8, 0.75)]
-    assert scalars["learning_rate"] == [(s, 0.1) for s in (2, 4, 6, 8)]
-    assert scalars["momentum"] == [(s, 0.9) for s in (2, 4, 6, 8)]

@@ -19,7 +19,7 @@ from mmpar.runner.hooks.momentum_updater import (
     StepMomentumUpdaterHook,
 )
 from mmpar.runner.hooks.param_schedule import format_param
-from mmpar.runner.hooks.schedule_policies import annealing_cos, annealing_linear
+from mmpar.runner.hooks.schedule_policies import annealing_cos
 
 torch.set_num_threads(1)
 
@@ -62,13 +62,6 @@ def lr_of(group):
 # ------------------------------------------------------------------------------------------
 # Shared helpers
 # ------------------------------------------------------------------------------------------
-def test_annealing_helpers():
-    assert math.isclose(annealing_cos(1.0, 0.0, 0.0), 1.0)
-    assert math.isclose(annealing_cos(1.0, 0.0, 1.0), 0.0, abs_tol=1e-12)
-    assert math.isclose(annealing_cos(1.0, 0.0, 0.0, weight=0.5), 0.5)
-    assert math.isclose(annealing_linear(1.0, 0.0, 0.25), 0.75)
-
-
 def test_format_param():
     opt = sgd(0.1, 0.2)
     assert format_param("SGD", opt, 0.5) == [0.5, 0.5]
