@@ -73,6 +73,7 @@ def test_runner_checkpoint_meta_as_mmcv(tmp_path):
     # mmcv: epoch = runner.epoch + 1 and iter = runner.iter when the hook saves after epoch 1.
     assert (meta["epoch"], meta["iter"]) == (1, 2)
     assert (meta["exp_name"], meta["seed"], meta["CLASSES"]) == ("e", 1, ("cat", "dog"))
+    assert runner.load_checkpoint(str(tmp_path / "epoch_1.pth"))["meta"]["epoch"] == 1
     with pytest.raises(TypeError):
         runner.save_checkpoint(str(tmp_path), meta=[1])
 
