@@ -305,9 +305,9 @@ def build_train_runner(
         )
     runner.timestamp = timestamp
 
-    extra = {}
-    if "nan_guard_config" in cfg:  # None disables the NaN guard the runner adds by default
-        extra["nan_guard_config"] = cfg.nan_guard_config
+    # The runner's NaN guard is opt-in (its default hook list is mmcv's); our own training
+    # entry point turns it on unless the config says ``nan_guard_config=None``.
+    nan_guard = cfg.get("nan_guard_config", {"type": "NanGuardHook"})
     runner.register_training_hooks(
         cfg.lr_config,
         _optimizer_hook_cfg(cfg),
@@ -315,7 +315,7 @@ def build_train_runner(
         cfg.get("log_config"),
         cfg.get("momentum_config"),
         custom_hooks_config=cfg.get("custom_hooks"),
-        **extra,
+        nan_guard_config=nan_guard,
     )
     # Our loaders always use a seedable sampler (also without distribution, so training is
     # resumable); it must learn the epoch to reshuffle, hence the hook in both cases.

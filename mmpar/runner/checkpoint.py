@@ -27,7 +27,7 @@ from mmpar.parallel import is_fully_sharded
 from mmpar.parallel import is_module_wrapper as is_module_wrapper  # importable here, as in mmcv
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import get_dist_info
-from mmpar.version import __version__
+from mmpar.version import __version__, mmcv_version
 
 from .atomic_file import atomic_path
 from .atomic_file import update_latest_link as update_latest_link
@@ -153,7 +153,9 @@ def save_checkpoint(
         model: The model; module wrappers are unwrapped, tensors are saved on the CPU.
         filename: Destination path (its directory is created).
         optimizer: An optimizer or a dict of optimizers whose state is saved too.
-        meta: Metadata (epoch, iter, ...); ``mmpar_version`` and ``time`` are added.
+        meta: Metadata (epoch, iter, ...); as in mmcv, ``mmcv_version``, ``time`` and the
+            model's ``CLASSES`` (when not None) are added, and ``mmpar_version``. The
+            caller's dict is not changed (mmcv updates it in place).
         file_client_args: mmcv's storage-backend choice; only local files are written here,
             so it may be None or ``dict(backend='disk')``.
         extra_state: Exact-resume state stored under ``mmpar_state``.
@@ -170,7 +172,11 @@ def save_checkpoint(
         meta = {}
     elif not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
-    meta = dict(meta, mmpar_version=__version__, time=time.asctime())
+    # mmcv's keys (readers such as mmdet's init_detector use meta['CLASSES']), plus ours.
+    meta = dict(meta, mmcv_version=mmcv_version, mmpar_version=__version__, time=time.asctime())
+    classes = getattr(model.module if is_module_wrapper(model) else model, "CLASSES", None)
+    if classes is not None:
+        meta["CLASSES"] = classes
     if optimizer is not None and not isinstance(optimizer, (Optimizer, dict)):
         raise TypeError(
             f"optimizer must be an Optimizer, a dict of them or None, got {type(optimizer)}"

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Union
 
-from mmpar.utils.compat_errors import MessageKeyError
+from mmpar.utils.compat_errors import CheckValueError, MessageKeyError
 from mmpar.utils.dist import barrier, get_dist_info
 from mmpar.utils.misc import import_optional
 
@@ -303,7 +303,7 @@ def load_from_pavi(
         ImportError: The ``pavi`` package is not installed.
     """
     if not filename.startswith("pavi://"):
-        raise ValueError(f'load_from_pavi needs a "pavi://" path, got "{filename}"')
+        raise CheckValueError(f'load_from_pavi needs a "pavi://" path, got "{filename}"')
     try:
         from pavi import modelcloud
     except ImportError as err:

@@ -12,6 +12,7 @@ import copy
 import difflib
 from typing import Any, Union
 
+from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 from mmpar.utils.config_args import ConfigArgumentError, config_item_context
 from mmpar.utils.registry import config_error_context
 
@@ -20,6 +21,10 @@ from .hooks import HOOKS, Hook
 from .priority import Priority, get_priority
 
 HookConfig = Union[dict, Hook, None]
+
+
+class MissingPolicyError(MessageKeyError, AssertionError):
+    """An lr/momentum config without ``policy`` (mmcv 1.x asserted it: also an AssertionError)."""
 
 
 class HookRegistrationMixin:
@@ -42,7 +47,7 @@ class HookRegistrationMixin:
             ValueError: ``hook`` already has a ``priority`` (registered twice?).
         """
         if not isinstance(hook, Hook):
-            raise TypeError(f"hook must be a Hook instance, but got {type(hook).__name__}")
+            raise CheckTypeError(f"hook must be a Hook instance, but got {type(hook).__name__}")
         if hasattr(hook, "priority"):
             raise ValueError(
                 f'{type(hook).__name__} already has a "priority" attribute: it is reserved for '
@@ -106,7 +111,7 @@ class HookRegistrationMixin:
         if isinstance(cfg, dict):
             cfg = copy.deepcopy(cfg)
             if "policy" not in cfg:
-                raise KeyError(
+                raise MissingPolicyError(
                     f'{cfg_name} needs a "policy" key (e.g. policy="step"), got keys {sorted(cfg)}'
                 )
             policy = cfg.pop("policy")
@@ -206,15 +211,17 @@ class HookRegistrationMixin:
         momentum_config: HookConfig = None,
         timer_config: HookConfig = {"type": "IterTimerHook"},  # noqa: B006
         custom_hooks_config: Union[list, dict, Hook, None] = None,
-        nan_guard_config: Union[dict, Hook, bool, None] = {"type": "NanGuardHook"},  # noqa: B006
+        nan_guard_config: Union[dict, Hook, bool, None] = None,
     ) -> None:
         """Register the default training hooks from config dicts (mmcv 1.x keys).
 
         Priorities: LR VERY_HIGH, NaN guard VERY_HIGH, momentum HIGH, optimizer ABOVE_NORMAL,
         checkpoint NORMAL, timer LOW, loggers VERY_LOW; custom hooks as configured.
         Every config is also accepted as a Hook instance; None leaves that hook out (the
-        defaults are copied, never mutated). ``nan_guard_config=None`` (or False) disables the
-        NaN guard. An IterBasedRunner gives the LR, momentum, checkpoint and logger configs
+        defaults are copied, never mutated). The NaN guard is opt-in here
+        (``nan_guard_config=dict(type='NanGuardHook')`` or True), so mmcv-style calls get
+        exactly mmcv's hook list; :func:`mmpar.apis.train_model` turns it on by default.
+        An IterBasedRunner gives the LR, momentum, checkpoint and logger configs
         ``by_epoch=False`` unless they set it.
 
         Errors name the config key whose hook failed to build (``log_config: ...``).

@@ -11,6 +11,7 @@ from typing import Any, Callable
 from torch.optim import Optimizer
 
 from mmpar.parallel import is_module_wrapper
+from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 
 VALID_MODES = ("train", "val")
 
@@ -23,27 +24,31 @@ def check_workflow(data_loaders: Any, workflow: Any) -> None:
         ValueError: Lengths differ, a mode is unknown, or a count is not a positive int.
     """
     if not isinstance(data_loaders, (list, tuple)):
-        raise TypeError(f"data_loaders must be a list, but got {type(data_loaders).__name__}")
+        raise CheckTypeError(f"data_loaders must be a list, but got {type(data_loaders).__name__}")
     if not isinstance(workflow, (list, tuple)):
-        raise TypeError(f"workflow must be a list of (mode, count), got {type(workflow).__name__}")
+        raise CheckTypeError(
+            f"workflow must be a list of (mode, count), got {type(workflow).__name__}"
+        )
     if len(data_loaders) != len(workflow):
-        raise ValueError(
+        raise CheckValueError(
             f"workflow has {len(workflow)} phases but {len(data_loaders)} data loaders were given; "
             "pass one data loader per workflow phase"
         )
     for phase in workflow:
         if not (isinstance(phase, (list, tuple)) and len(phase) == 2):
-            raise ValueError(f"each workflow phase must be (mode, count), got {phase!r}")
+            raise CheckValueError(f"each workflow phase must be (mode, count), got {phase!r}")
         mode, count = phase
+        if not isinstance(mode, str):
+            raise CheckTypeError(f"workflow mode must be a str such as 'train', got {mode!r}")
         if mode not in VALID_MODES:
             close = difflib.get_close_matches(str(mode), VALID_MODES, n=1, cutoff=0.5)
             hint = f" Did you mean: {close[0]}?" if close else ""
-            raise ValueError(
+            raise CheckValueError(
                 f"unknown workflow mode {mode!r} in {phase!r}; valid modes are "
                 f"{list(VALID_MODES)}.{hint}"
             )
         if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
-            raise ValueError(f"workflow phase {phase!r}: the count must be a positive int")
+            raise CheckValueError(f"workflow phase {phase!r}: the count must be a positive int")
 
 
 class NoTrainStepError(TypeError, AssertionError):
@@ -172,7 +177,7 @@ def resolve_run_limit(runner: Any, name: str, value: int | None) -> int:
         setattr(runner, f"_{name}", value)
     limit = getattr(runner, f"_{name}")
     if limit is None:
-        raise ValueError(f"{name} must be set (in the runner constructor) to run")
+        raise CheckValueError(f"{name} must be set (in the runner constructor) to run")
     return limit
 
 

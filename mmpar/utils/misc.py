@@ -75,7 +75,8 @@ def check_int_arg(value: Any, name: str, owner: str, minimum: int = 1) -> int:
     """
     if not isinstance(value, int) or value < minimum:
         wanted = {1: "a positive int", 0: "a non-negative int"}.get(minimum, f"an int >= {minimum}")
-        raise ValueError(f"{owner}: {name} must be {wanted}, got {value!r}")
+        # mmcv 1.x asserted these: the error is also an AssertionError.
+        raise CheckValueError(f"{owner}: {name} must be {wanted}, got {value!r}")
     return value
 
 

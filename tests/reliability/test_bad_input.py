@@ -930,7 +930,8 @@ def test_cli_config_error_exits_2_with_one_line(bad_files, bad_work_dir):
     proc = _cli("tools/train.py", config, "--work-dir", bad_work_dir)
     assert proc.returncode == 2, proc.stderr
     err = _error_message(proc.stderr)
-    assert err.startswith(f"error: ConfigSyntaxError: {config}, line 2: invalid Python"), err
+    prefix = f"error: ConfigSyntaxError: There are syntax errors in config file {config}"
+    assert err.startswith(prefix + ", line 2: invalid Python"), err
     assert "\n" not in err
 
 

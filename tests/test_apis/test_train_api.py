@@ -75,6 +75,7 @@ def test_train_model_validates_checkpoints_and_logs(tmp_path):
     assert runner.epoch == 2
     names = [type(h).__name__ for h in runner.hooks]
     assert "EvalHook" in names and "DistSamplerSeedHook" in names
+    assert names[1] == "NanGuardHook"  # opt-in on the runner, on by default in train_model
     # Evaluation (LOW) runs before the loggers (VERY_LOW) so its metrics are logged.
     assert names.index("EvalHook") < names.index("TextLoggerHook")
     assert isinstance(runner.model, MMDataParallel)

@@ -81,10 +81,10 @@ def test_destroy_dist_ends_the_group_and_then_does_nothing(tmp_path):
             dist.destroy_process_group()
 
 
-def test_slurm_sets_env_from_scontrol(clean_env, recorded_init, tmp_path):
+def test_slurm_sets_env_from_scontrol(clean_env, recorded_init, tmp_path, monkeypatch):
     fake = tmp_path / "scontrol"
     fake.write_text(
-        '#!/bin/sh\n[ "$1 $2 $3" = "show hostnames node[3-4]" ] && printf "node3\\nnode4\\n"\n'
+        '#!/bin/sh\n[ "$1 $2 $3" = "show hostname node[3-4]" ] && printf "node3\\nnode4\\n"\n'
     )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     clean_env["PATH"] = f"{tmp_path}{os.pathsep}{clean_env.get('PATH', '')}"
@@ -93,6 +93,8 @@ def test_slurm_sets_env_from_scontrol(clean_env, recorded_init, tmp_path):
     clean_env.update(
         SLURM_PROCID="5", SLURM_NTASKS="8", SLURM_NODELIST="node[3-4]", SLURM_LOCALID="1"
     )
+    (tmp_path / "node3").touch()  # the shell would glob an unquoted node[3-4] to this
+    monkeypatch.chdir(tmp_path)
     init_dist("slurm", backend="gloo", port=29611)
     assert recorded_init == [{"backend": "gloo"}]
     assert clean_env["MASTER_ADDR"] == "node3" and clean_env["MASTER_PORT"] == "29611"
@@ -123,8 +125,32 @@ def test_slurm_failing_scontrol_is_a_clear_runtime_error(clean_env, recorded_ini
     with pytest.raises(RuntimeError) as err:
         init_dist("slurm", backend="gloo")
     msg = str(err.value)
-    assert "`scontrol show hostnames bad[` failed: scontrol: error: Invalid node name" in msg
+    assert "`scontrol show hostname bad[` did not print a host name" in msg
+    assert "scontrol: error: Invalid node name" in msg
     assert "set MASTER_ADDR" in msg and recorded_init == []
+
+
+def test_slurm_with_mocked_getoutput_as_mmcv_tests_do(clean_env, recorded_init, monkeypatch):
+    # mmcv 1.x's own test of init_dist('slurm') patches subprocess.getoutput and
+    # torch.distributed.init_process_group; no scontrol binary is needed.
+    asked = []
+    monkeypatch.setattr(
+        dist_utils.subprocess, "getoutput", lambda cmd: asked.append(cmd) or "127.0.0.1"
+    )
+    clean_env.pop("MASTER_ADDR", None)
+    clean_env.pop("MASTER_PORT", None)
+    clean_env.update(SLURM_PROCID="0", SLURM_NTASKS="1", SLURM_NODELIST="[0]")
+    init_dist("slurm")
+    assert asked == ["scontrol show hostname '[0]' | head -n1"]  # mmcv's command, quoted
+    assert clean_env["MASTER_ADDR"] == "127.0.0.1" and clean_env["MASTER_PORT"] == "29500"
+    assert (clean_env["WORLD_SIZE"], clean_env["RANK"]) == ("1", "0")
+    assert len(recorded_init) == 1
+    init_dist("slurm", port=29505)
+    assert clean_env["MASTER_PORT"] == "29505"
+    del clean_env["MASTER_PORT"]
+    clean_env["MASTER_PORT"] = "12345"
+    init_dist("slurm")
+    assert clean_env["MASTER_PORT"] == "12345"
 
 
 def test_mpi_requires_master_addr(clean_env, recorded_init):

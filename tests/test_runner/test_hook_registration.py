@@ -42,7 +42,6 @@ def test_register_training_hooks_types_priorities_and_config_conventions(make_ru
     assert _types_and_priorities(runner) == [
         ("DistSamplerSeedHook", 0),
         ("ZzstepLrUpdaterHook", 10),
-        ("NanGuardHook", 10),
         ("CamelPolicyMomentumUpdaterHook", 30),
         ("OptimizerHook", 40),
         ("CheckpointHook", 50),
@@ -52,12 +51,20 @@ def test_register_training_hooks_types_priorities_and_config_conventions(make_ru
     assert runner.hooks[-1].interval == 7
 
 
-def test_nan_guard_and_timer_can_be_disabled(make_runner):
+def test_nan_guard_is_opt_in_and_timer_can_be_disabled(make_runner):
     runner = make_runner()
-    runner.register_training_hooks(None, nan_guard_config=None, timer_config=None)
+    runner.register_training_hooks(None, timer_config=None)
     assert runner.hooks == []
     runner.register_training_hooks(None, nan_guard_config=False)
     assert _types_and_priorities(runner) == [("IterTimerHook", 70)]
+    for opt_in in (True, dict(type="NanGuardHook")):
+        runner = make_runner()
+        runner.register_training_hooks(dict(policy="zzstep", step=[1]), nan_guard_config=opt_in)
+        assert _types_and_priorities(runner) == [
+            ("ZzstepLrUpdaterHook", 10),
+            ("NanGuardHook", 10),
+            ("IterTimerHook", 70),
+        ]
 
 
 def test_iter_runner_defaults_hooks_to_by_epoch_false(make_runner):

@@ -175,7 +175,6 @@ def test_register_training_hooks_with_mmcv_positional_arguments(make_runner):
         dict(policy="step", step=[1], gamma=0.5),  # momentum_config
         dict(type="IterTimerHook"),  # timer_config
         [dict(type="_LegacyCfgHook", priority="LOW")],  # custom_hooks_config
-        None,  # mmpar's nan_guard_config: off, so the list is exactly mmcv's
     )
     got = [(type(h).__name__, Priority(h.priority)) for h in runner.hooks]
     assert got == [

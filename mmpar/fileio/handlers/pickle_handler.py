@@ -45,6 +45,22 @@ SAFE_GLOBALS = frozenset(
 )
 
 
+# mmpar's config classes (``mmpar.dump(cfg, 'cfg.pkl')`` as mmcv's tools do), also under the
+# names mmcv 1.x pickled them with. Their state is plain data that goes through this same
+# unpickler, and restoring it only sets attributes; no other class of ours is allowed.
+CONFIG_GLOBALS = {
+    (module, name): name
+    for module in ("mmpar.utils.config", "mmcv.utils.config", "mmcv.utils")
+    for name in ("Config", "ConfigDict")
+}
+
+
+def _config_class(name: str) -> Any:
+    from mmpar.utils import config  # imported on first use: most pickles hold no config
+
+    return getattr(config, name)
+
+
 def _as_pairs(allowed_globals: Iterable[str | tuple[str, str]]) -> set[tuple[str, str]]:
     pairs = set()
     for item in allowed_globals:
@@ -71,8 +87,12 @@ class _AllowListUnpickler(pickle.Unpickler):
         """Return the global ``module.name`` if it is allowed; refuse anything else."""
         # Protocol <= 2 pickles name Python 2's "__builtin__"; find_class maps it to "builtins".
         key = ("builtins" if module == "__builtin__" else module, name)
+        if key == ("builtins", "xrange"):  # protocol <= 2 writes range as Python 2's xrange
+            key = ("builtins", "range")
         if key in SAFE_GLOBALS or key in self.allowed:
             return super().find_class(module, name)
+        if key in CONFIG_GLOBALS:
+            return _config_class(CONFIG_GLOBALS[key])
         if module.startswith("numpy") and name.endswith("DType"):  # numpy>=1.25 dtype classes
             return super().find_class(module, name)
         raise pickle.UnpicklingError(
@@ -87,7 +107,8 @@ class PickleHandler(BaseFileHandler):
     """The ``pickle`` / ``pkl`` format (binary).
 
     ``dump`` writes protocol 2 unless told otherwise (as mmcv, readable by old Pythons).
-    ``load`` refuses globals outside an allow-list (:data:`SAFE_GLOBALS`); pass
+    ``load`` refuses globals outside an allow-list (:data:`SAFE_GLOBALS`, plus mmpar's
+    ``Config``/``ConfigDict``, see :data:`CONFIG_GLOBALS`); pass
     ``allowed_globals=['my_pkg.MyClass', ...]`` for the classes a trusted file needs.
     """
 

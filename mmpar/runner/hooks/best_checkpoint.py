@@ -6,6 +6,8 @@ import math
 import os.path as osp
 from typing import Any, Callable, Sequence, Union
 
+from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
+
 from ..atomic_file import remove_checkpoint
 from ..fsdp_state import checkpoint_is_collective
 
@@ -43,6 +45,10 @@ def infer_rule(key: str, greater_keys: Sequence[str], less_keys: Sequence[str]) 
     if any(k in key_lc for k in less):
         return "less"
     return None
+
+
+class UnknownRuleError(MessageKeyError, ValueError):
+    """``rule`` is not 'greater'/'less'/None: a KeyError as in mmcv 1.x, and a ValueError."""
 
 
 class BestCheckpoint:
@@ -93,7 +99,7 @@ class BestCheckpoint:
 
     def _check_rule(self, rule: str | None) -> None:
         if rule is not None and rule not in self.rule_map:
-            raise ValueError(
+            raise UnknownRuleError(
                 f"{self.owner}: unknown rule {rule!r}; valid rules are "
                 f"{sorted(self.rule_map)} or None (inferred from the metric name)"
             )
@@ -208,4 +214,6 @@ def _extend(default: Sequence[str], keys: Union[str, Sequence[str], None]) -> tu
         return tuple(default)
     if isinstance(keys, str):
         keys = (keys,)
+    if not all(isinstance(k, str) for k in keys):
+        raise CheckTypeError(f"metric keys must be strings, got {keys!r}")
     return tuple(default) + tuple(keys)

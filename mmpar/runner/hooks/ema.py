@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from mmpar.utils.compat_errors import CheckValueError
 from mmpar.utils.misc import check_int_arg
 
 from .hook import HOOKS, Hook
@@ -53,9 +54,9 @@ class EMAHook(Hook):
     ) -> None:
         check_int_arg(interval, "interval", "EMAHook")
         if not 0 < momentum < 1:
-            raise ValueError(f"EMAHook: momentum must be in (0, 1), but got {momentum}")
+            raise CheckValueError(f"EMAHook: momentum must be in (0, 1), but got {momentum}")
         if warm_up < 1:
-            raise ValueError(f"EMAHook: warm_up must be >= 1, but got {warm_up}")
+            raise CheckValueError(f"EMAHook: warm_up must be >= 1, but got {warm_up}")
         self.momentum = momentum
         self.interval = interval
         self.warm_up = warm_up

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from torch.utils.data import DataLoader
 
+from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 from mmpar.utils.registry import ConfigArgumentError, unexpected_argument_error
 
 
@@ -49,13 +50,13 @@ def check_eval_hook_args(
             "evaluate(results, logger=None, **kwargs) method, so results cannot be scored"
         )
     if not isinstance(interval, int) or interval <= 0:
-        raise ValueError(f"{name}: interval must be a positive int, but got {interval!r}")
+        raise CheckValueError(f"{name}: interval must be a positive int, but got {interval!r}")
     if not isinstance(by_epoch, bool):
-        raise TypeError(f"{name}: by_epoch must be a bool, but got {by_epoch!r}")
+        raise CheckTypeError(f"{name}: by_epoch must be a bool, but got {by_epoch!r}")
     if start is not None and start < 0:
-        raise ValueError(f"{name}: start must be None or >= 0, but got {start}")
+        raise CheckValueError(f"{name}: start must be None or >= 0, but got {start}")
     if save_best is not None and not isinstance(save_best, str):
-        raise TypeError(
+        raise CheckTypeError(
             f'{name}: save_best must be a metric name, "auto" or None, but got {save_best!r}'
         )
     if file_client_args not in (None, {}) and file_client_args.get("backend") != "disk":

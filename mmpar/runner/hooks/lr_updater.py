@@ -16,6 +16,8 @@ from __future__ import annotations
 import operator
 from typing import Any, Union
 
+from mmpar.utils.compat_errors import CheckValueError
+
 from .hook import HOOKS, Hook  # noqa: F401  (Hook: importable from here as before)
 from .param_schedule import (  # noqa: F401  (re-exported: importable from here as before)
     WARMUP_TYPES,
@@ -276,9 +278,11 @@ class CosineRestartLrUpdaterHook(MinTarget, LrUpdaterHook):
         if not isinstance(periods, (list, tuple)) or not all(
             isinstance(p, int) and not isinstance(p, bool) and p > 0 for p in periods
         ):
-            raise ValueError(f'{owner}: "periods" must be a list of positive ints, got {periods!r}')
+            raise CheckValueError(
+                f'{owner}: "periods" must be a list of positive ints, got {periods!r}'
+            )
         if len(periods) != len(restart_weights):
-            raise ValueError(
+            raise CheckValueError(
                 f'{owner}: "periods" and "restart_weights" must have the same length, got '
                 f"{len(periods)} periods and {len(restart_weights)} weights"
             )
@@ -369,7 +373,9 @@ class OneCycleLrUpdaterHook(OneCycleMixin, LrUpdaterHook):
         if total_steps is not None and (
             isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps <= 0
         ):
-            raise ValueError(f'{owner}: "total_steps" must be a positive int, got {total_steps!r}')
+            raise CheckValueError(
+                f'{owner}: "total_steps" must be a positive int, got {total_steps!r}'
+            )
         self._max_lr = max_lr
         self.total_steps = total_steps
         self.div_factor = div_factor

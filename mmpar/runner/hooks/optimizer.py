@@ -17,6 +17,8 @@ import torch
 from torch.nn.utils import clip_grad_norm_
 from torch.optim import Optimizer
 
+from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
+
 from ..fp16_utils import autocast_dtype, wrap_fp16_model
 from .hook import HOOKS, Hook
 from .logger.base import LoggerHook
@@ -154,9 +156,9 @@ class GradientCumulativeOptimizerHook(OptimizerHook):
     def __init__(self, cumulative_iters: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if isinstance(cumulative_iters, bool) or not isinstance(cumulative_iters, int):
-            raise TypeError(f"cumulative_iters must be an int, got {type(cumulative_iters)}")
+            raise CheckTypeError(f"cumulative_iters must be an int, got {type(cumulative_iters)}")
         if cumulative_iters <= 0:
-            raise ValueError(f"cumulative_iters must be positive, got {cumulative_iters}")
+            raise CheckValueError(f"cumulative_iters must be positive, got {cumulative_iters}")
         self.cumulative_iters = cumulative_iters
 
     def before_run(self, runner: Any) -> None:
@@ -262,7 +264,7 @@ class Fp16OptimizerHook(OptimizerHook):
     ) -> None:
         super().__init__(grad_clip=grad_clip)
         if not (loss_scale == "dynamic" or isinstance(loss_scale, dict) or _is_number(loss_scale)):
-            raise ValueError(
+            raise CheckValueError(
                 f"loss_scale must be 'dynamic', a number (static scale) or a dict of GradScaler "
                 f"arguments, but got {loss_scale!r}"
             )

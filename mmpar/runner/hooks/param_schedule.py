@@ -17,6 +17,8 @@ import copy
 import numbers
 from typing import Any, Callable, Union
 
+from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
+
 from .hook import Hook
 
 GroupValues = Union[list, dict]  # list of per-group values, or {optimizer name: list}
@@ -162,19 +164,23 @@ class ParamScheduleHook(Hook):
         owner = type(self).__name__
         if warmup is not None:
             if warmup not in WARMUP_TYPES:
-                raise ValueError(
+                raise CheckValueError(
                     f'{owner}: "{warmup}" is not a supported warmup type; valid types are '
                     f"{list(WARMUP_TYPES)} (or None for no warmup)"
                 )
             if isinstance(warmup_iters, bool) or not isinstance(warmup_iters, int):
-                raise TypeError(f'{owner}: "warmup_iters" must be an int, got {warmup_iters!r}')
+                raise CheckTypeError(
+                    f'{owner}: "warmup_iters" must be an int, got {warmup_iters!r}'
+                )
             if warmup_iters <= 0:
-                raise ValueError(
+                raise CheckValueError(
                     f'{owner}: "warmup_iters" must be a positive integer when warmup={warmup!r}, '
                     f"got {warmup_iters}"
                 )
             if not 0 < warmup_ratio <= 1.0:
-                raise ValueError(f'{owner}: "warmup_ratio" must be in (0, 1], got {warmup_ratio}')
+                raise CheckValueError(
+                    f'{owner}: "warmup_ratio" must be in (0, 1], got {warmup_ratio}'
+                )
         self.by_epoch = by_epoch
         self.warmup = warmup
         self.warmup_ratio = warmup_ratio

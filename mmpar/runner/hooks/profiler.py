@@ -9,7 +9,13 @@ from typing import Any, Callable
 import torch
 from torch import profiler as torch_profiler
 
+from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
+
 from .hook import HOOKS, Hook
+
+
+class _ArgTypeError(TypeError, ValueError):
+    """An argument of the wrong type where mmcv 1.x raised ValueError."""
 
 
 @HOOKS.register_module()
@@ -54,13 +60,13 @@ class ProfilerHook(Hook):
         json_trace_path: str | None = None,
     ) -> None:
         if not isinstance(by_epoch, bool):
-            raise TypeError(f"ProfilerHook: by_epoch must be a bool, got {by_epoch!r}")
+            raise CheckTypeError(f"ProfilerHook: by_epoch must be a bool, got {by_epoch!r}")
         if not isinstance(profile_iters, int) or profile_iters < 1:
-            raise ValueError(
+            raise CheckValueError(
                 f"ProfilerHook: profile_iters must be an int >= 1, got {profile_iters}"
             )
         if isinstance(activities, str) or not isinstance(activities, (list, tuple)):
-            raise TypeError(
+            raise _ArgTypeError(
                 f"ProfilerHook: activities must be a list such as ['cpu', 'cuda'], got "
                 f"{activities!r}"
             )
@@ -78,15 +84,15 @@ class ProfilerHook(Hook):
                         stacklevel=2,
                     )
             else:
-                raise ValueError(
+                raise CheckValueError(
                     f'ProfilerHook: unknown activity {activity!r}; valid are "cpu" and "cuda"'
                 )
         if not self.activities:
-            raise ValueError('ProfilerHook: no activity left to profile; include "cpu"')
+            raise CheckValueError('ProfilerHook: no activity left to profile; include "cpu"')
         if on_trace_ready is not None and not (
             callable(on_trace_ready) or isinstance(on_trace_ready, dict)
         ):
-            raise TypeError(
+            raise _ArgTypeError(
                 'ProfilerHook: on_trace_ready must be a callable, a dict with type "log_trace" '
                 f'or "tb_trace", or None; got {type(on_trace_ready).__name__}'
             )

@@ -14,6 +14,8 @@ import numbers
 from math import cos, pi
 from typing import Any, Callable, Union
 
+from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
+
 from .param_schedule import progress_of
 
 ANNEAL_STRATEGIES = ("cos", "linear")
@@ -54,7 +56,7 @@ def anneal_func(owner: str, strategy: str) -> Callable[[float, float, float], fl
         return annealing_cos
     if strategy == "linear":
         return annealing_linear
-    raise ValueError(
+    raise CheckValueError(
         f"{owner}: anneal_strategy must be one of {list(ANNEAL_STRATEGIES)}, got {strategy!r}"
     )
 
@@ -70,7 +72,7 @@ def get_position_from_periods(iteration: int, cumulative_periods: list[int]) -> 
     for i, period in enumerate(cumulative_periods):
         if iteration < period:
             return i
-    raise ValueError(
+    raise CheckValueError(
         f"Current iteration/epoch {iteration} exceeds the cumulative periods "
         f'{cumulative_periods}; make the "periods" of CosineRestart cover the whole training'
     )
@@ -80,10 +82,10 @@ def check_step(owner: str, step: Any) -> None:
     """Validate a Step schedule's ``step`` (positive int, or list of positive ints)."""
     steps = step if isinstance(step, (list, tuple)) else [step]
     if not isinstance(step, (int, list, tuple)) or isinstance(step, bool):
-        raise TypeError(f'{owner}: "step" must be an int or a list of ints, got {step!r}')
+        raise CheckTypeError(f'{owner}: "step" must be an int or a list of ints, got {step!r}')
     for s in steps:
         if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
-            raise ValueError(f'{owner}: "step" must hold positive integers, got {step!r}')
+            raise CheckValueError(f'{owner}: "step" must hold positive integers, got {step!r}')
 
 
 def step_exponent(progress: int, step: Union[int, list]) -> int:
@@ -96,7 +98,7 @@ def step_exponent(progress: int, step: Union[int, list]) -> int:
 def check_min_or_ratio(owner: str, name: str, value: Any, ratio: Any) -> None:
     """Require exactly one of ``min_<name>`` / ``min_<name>_ratio`` to be set."""
     if (value is None) == (ratio is None):
-        raise ValueError(
+        raise CheckValueError(
             f'{owner}: set exactly one of "min_{name}" and "min_{name}_ratio", '
             f"got min_{name}={value!r}, min_{name}_ratio={ratio!r}"
         )
@@ -105,13 +107,13 @@ def check_min_or_ratio(owner: str, name: str, value: Any, ratio: Any) -> None:
 def check_unit_interval(owner: str, name: str, value: Any) -> None:
     """Require ``0 <= value <= 1`` (a real number)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
-        raise ValueError(f'{owner}: expected "{name}" to be a number in [0, 1], got {value!r}')
+        raise CheckValueError(f'{owner}: expected "{name}" to be a number in [0, 1], got {value!r}')
 
 
 def check_not_by_epoch(owner: str, by_epoch: bool) -> None:
     """Cyclic and OneCycle schedules are defined per iteration only."""
     if by_epoch:
-        raise ValueError(f"{owner} only supports by_epoch=False (it is an iteration schedule)")
+        raise CheckValueError(f"{owner} only supports by_epoch=False (it is an iteration schedule)")
 
 
 def one_cycle_value(
@@ -181,7 +183,7 @@ class OneCycleMixin:
         check_not_by_epoch(owner, kwargs["by_epoch"])
         for name, value in values.items():
             if isinstance(value, bool) or not isinstance(value, (numbers.Number, list, dict)):
-                raise ValueError(
+                raise CheckValueError(
                     f'{owner}: "{name}" must be a number, a list (one per param group) or a '
                     f"dict (per optimizer), got {type(value).__name__}"
                 )
@@ -258,7 +260,7 @@ def parse_target_ratio(owner: str, target_ratio: Any) -> tuple[float, float]:
             return (target_ratio[0], target_ratio[0] / 1e5)
         if len(target_ratio) == 2:
             return (target_ratio[0], target_ratio[1])
-    raise ValueError(
+    raise CheckValueError(
         f'{owner}: "target_ratio" must be a number or a tuple of one or two numbers, '
         f"got {target_ratio!r}"
     )
@@ -290,11 +292,13 @@ class CyclicPhases:
         self.owner = owner
         self.target_ratio = parse_target_ratio(owner, target_ratio)
         if not 0 <= step_ratio_up < 1.0:
-            raise ValueError(f'{owner}: "step_ratio_up" must be in [0, 1), got {step_ratio_up}')
+            raise CheckValueError(
+                f'{owner}: "step_ratio_up" must be in [0, 1), got {step_ratio_up}'
+            )
         if not 0 < gamma <= 1:
-            raise ValueError(f'{owner}: "gamma" must be in (0, 1], got {gamma}')
+            raise CheckValueError(f'{owner}: "gamma" must be in (0, 1], got {gamma}')
         if isinstance(cyclic_times, bool) or not isinstance(cyclic_times, int) or cyclic_times <= 0:
-            raise ValueError(
+            raise CheckValueError(
                 f'{owner}: "cyclic_times" must be a positive int, got {cyclic_times!r}'
             )
         self.cyclic_times = cyclic_times
@@ -308,7 +312,7 @@ class CyclicPhases:
         """Lay the phases out for a training of ``max_iters`` iterations (idempotent)."""
         per_cycle = max_iters // self.cyclic_times
         if per_cycle <= 0:
-            raise ValueError(
+            raise CheckValueError(
                 f"{self.owner}: max_iters={max_iters} is smaller than cyclic_times="
                 f"{self.cyclic_times}; use fewer cycles"
             )

@@ -136,13 +136,17 @@ def _substitute_base_refs(
     return _walk(value)
 
 
+# mmcv 1.x's message starts so; scripts that match on it keep working.
+SYNTAX_ERROR_PREFIX = "There are syntax errors in config file"
+
+
 def _exec_python(text: str, path: str) -> dict:
     """Run a .py config and collect its public data globals (no modules/functions/classes)."""
     try:
         code = compile(text, path, "exec")
     except SyntaxError as err:
         raise ConfigSyntaxError(
-            f"{path}, line {err.lineno}: invalid Python in config file: {err.msg}",
+            f"{SYNTAX_ERROR_PREFIX} {path}, line {err.lineno}: invalid Python: {err.msg}",
             (path, err.lineno, err.offset, err.text),
         ) from err
     namespace: dict[str, Any] = {"__file__": path, "__name__": "__mmpar_config__"}
@@ -165,7 +169,7 @@ def _parse_text(text: str, ext: str, path: str) -> dict:
             data = json.loads(text) if text.strip() else {}
         except json.JSONDecodeError as err:
             raise ConfigSyntaxError(
-                f"{path}, line {err.lineno}: invalid JSON in config file: {err.msg}",
+                f"{SYNTAX_ERROR_PREFIX} {path}, line {err.lineno}: invalid JSON: {err.msg}",
                 (path, err.lineno, err.colno, None),
             ) from err
     else:
@@ -177,7 +181,7 @@ def _parse_text(text: str, ext: str, path: str) -> dict:
             mark = getattr(err, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
             raise ConfigSyntaxError(
-                f"{path}, line {line}: invalid YAML in config file: {err}",
+                f"{SYNTAX_ERROR_PREFIX} {path}, line {line}: invalid YAML: {err}",
                 (path, line, None, None),
             ) from err
         if data is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import keyword
 import math
+import sys
 from typing import Any
 
 from .errors import ConfigTypeError
@@ -116,6 +117,16 @@ def _python_source(cfg: dict) -> tuple[str, list[str]]:
     return "\n".join(lines) + ("\n" if lines else ""), writer.problems
 
 
+def _json_default(obj: Any) -> Any:
+    """``json``'s ``default=`` for config values: sets and ranges as lists, NumPy as numbers."""
+    if isinstance(obj, (set, frozenset, range)):
+        return list(obj)
+    np = sys.modules.get("numpy")  # a NumPy value can only exist if NumPy is imported
+    if np is not None and isinstance(obj, (np.ndarray, np.generic)):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__qualname__} is not JSON serializable")
+
+
 def _dump_text(cfg: dict, ext: str, target: str) -> str:
     """Render ``cfg`` in the format of extension ``ext``; ``target`` names the output in errors.
 
@@ -132,7 +143,8 @@ def _dump_text(cfg: dict, ext: str, target: str) -> str:
         return text
     try:
         if ext == ".json":
-            return json.dumps(cfg, indent=4) + "\n"
+            # What mmcv.dump writes: one line, sets/ranges/NumPy values as plain JSON.
+            return json.dumps(cfg, default=_json_default)
         import yaml
 
         return yaml.safe_dump(cfg, sort_keys=False, default_flow_style=False)

@@ -35,7 +35,10 @@ def test_nan_guard_stops_before_step_and_save(make_runner, make_loader, tmp_path
     model = NanAt(at=3)
     runner = make_runner(model=model, max_epochs=2)
     runner.register_training_hooks(
-        None, optimizer_config={}, checkpoint_config=dict(interval=1, by_epoch=False)
+        None,
+        optimizer_config={},
+        checkpoint_config=dict(interval=1, by_epoch=False),
+        nan_guard_config=True,
     )
     assert isinstance(runner.hooks[0], NanGuardHook)
     with pytest.raises(

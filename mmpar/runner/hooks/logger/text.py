@@ -70,6 +70,14 @@ class TextLoggerHook(LoggerHook):
                 "TextLoggerHook: keep_local=False would delete the logs because out_dir is None; "
                 "set out_dir to copy them somewhere first, or keep keep_local=True"
             )
+        # mmcv 1.x's checks and exception types: file_client_args only goes with out_dir.
+        if out_dir is None and file_client_args is not None:
+            raise ValueError(
+                "TextLoggerHook: file_client_args is given but out_dir is None; it configures "
+                "the client that copies the logs to out_dir, so set both or neither"
+            )
+        if not (out_dir is None or isinstance(out_dir, str) or _is_str_tuple(out_dir)):
+            raise TypeError(f"TextLoggerHook: out_dir must be None or a str, got {out_dir!r}")
         self.interval_exp_name = interval_exp_name
         self.out_dir = out_dir
         # Built here so that a bad backend fails before training, not after it.
@@ -205,3 +213,7 @@ def _to_json(value: Any) -> Any:
     if isinstance(value, float):
         return round(float(value), 5)
     return value
+
+
+def _is_str_tuple(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, str) for v in value)
