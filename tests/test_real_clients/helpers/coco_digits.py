@@ -16,53 +16,50 @@ import cv2
 import numpy as np
 
 DIGIT = 24  # px: the 8x8 digits upscaled 3x by pixel repetition
-CLASSES = ("digit",)  # one class: a detector learns where digits are within two tiny epochs
+# One class: within two tiny epochs a detector learns where digits are, not yet which they are.
+CLASSES = ("digit",)
 
 
 def _digits():
     from sklearn.datasets import load_digits
 
-    digits = load_digits()
-    imgs = digits.images * (255.0 / 16.0)
-    imgs = imgs.repeat(3, axis=1).repeat(3, axis=2).round().astype(np.uint8)
-    return imgs, np.zeros(len(imgs), int)  # every digit is of the one class
+    imgs = load_digits().images * (255.0 / 16.0)
+    return imgs.repeat(3, axis=1).repeat(3, axis=2).round().astype(np.uint8)
 
 
-def _canvas(rng, imgs, labels, max_digits):
+def _canvas(rng, imgs, max_digits):
     """One canvas (H, W differ per image) with 1..max_digits digits on a cell grid, no overlap."""
     h, w = (int(v) for v in rng.integers(64, 97, size=2))
     canvas = np.zeros((h, w), np.uint8)
     cells = [(y, x) for y in range(h // DIGIT) for x in range(w // DIGIT)]
     n = int(rng.integers(1, max_digits + 1))
-    objects = []
+    corners = []
     for cell in rng.permutation(len(cells))[:n]:
-        cy, cx = cells[cell]
-        i = int(rng.integers(len(labels)))
-        y, x = cy * DIGIT, cx * DIGIT
-        canvas[y : y + DIGIT, x : x + DIGIT] = imgs[i]
-        objects.append((x, y, int(labels[i])))
-    return canvas, objects
+        y, x = (c * DIGIT for c in cells[cell])
+        canvas[y : y + DIGIT, x : x + DIGIT] = imgs[int(rng.integers(len(imgs)))]
+        corners.append((x, y))
+    return canvas, corners
 
 
 def write_coco_digits(root, split, n_images, seed=0, max_digits=3):
     """Write ``root/<split>/*.png`` and ``root/annotations/<split>.json``; return the json path."""
     rng = np.random.default_rng(seed)
-    imgs, labels = _digits()
+    imgs = _digits()
     folder = Path(root, split)
     folder.mkdir(parents=True)
     images, annotations = [], []
     for image_id in range(1, n_images + 1):
-        canvas, objects = _canvas(rng, imgs, labels, max_digits)
+        canvas, corners = _canvas(rng, imgs, max_digits)
         name = f"{image_id:04d}.png"
         cv2.imwrite(str(folder / name), cv2.cvtColor(canvas, cv2.COLOR_GRAY2BGR))
         h, w = canvas.shape
         images.append(dict(id=image_id, file_name=name, height=h, width=w))
-        for x, y, label in objects:
+        for x, y in corners:
             annotations.append(
                 dict(
                     id=len(annotations) + 1,
                     image_id=image_id,
-                    category_id=label + 1,
+                    category_id=1,
                     bbox=[x, y, DIGIT, DIGIT],  # COCO: x, y, width, height
                     area=DIGIT * DIGIT,
                     iscrowd=0,
@@ -80,12 +77,12 @@ def write_coco_digits(root, split, n_images, seed=0, max_digits=3):
 def write_seg_digits(root, split, n_images, seed=0, max_digits=3):
     """Write mmseg's custom layout for ``split``: images, label maps (1 where a digit is inked)."""
     rng = np.random.default_rng(seed)
-    imgs, labels = _digits()
+    imgs = _digits()
     img_dir, ann_dir = Path(root, "img_dir", split), Path(root, "ann_dir", split)
     img_dir.mkdir(parents=True)
     ann_dir.mkdir(parents=True)
     for index in range(n_images):
-        canvas, _ = _canvas(rng, imgs, labels, max_digits)
+        canvas, _ = _canvas(rng, imgs, max_digits)
         cv2.imwrite(str(img_dir / f"{index:04d}.png"), cv2.cvtColor(canvas, cv2.COLOR_GRAY2BGR))
         cv2.imwrite(str(ann_dir / f"{index:04d}.png"), (canvas > 64).astype(np.uint8))
 
