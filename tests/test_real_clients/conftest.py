@@ -9,9 +9,12 @@ get the helpers through the ``clients`` fixture instead of importing this file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
+import time
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -28,6 +31,7 @@ def _load_helper(name):
 
 
 cifar_digits = _load_helper("cifar_digits")
+coco_digits = _load_helper("coco_digits")
 
 # The last mmcv-1.x release of each project. Their wheels carry the tools and configs too
 # (under ``<package>/.mim/``), so no sdist is needed.
@@ -35,6 +39,8 @@ RELEASES = {
     "mmcls": ("mmcls", "0.25.0"),
     "mmaction2": ("mmaction", "0.24.1"),
     "mmpose": ("mmpose", "0.29.0"),
+    "mmdet": ("mmdet", "2.28.2"),
+    "mmsegmentation": ("mmseg", "0.30.0"),
 }
 
 
@@ -43,17 +49,56 @@ def client_env(*pythonpath, **extra):
     return tool_env(*pythonpath, PYTHONDONTWRITEBYTECODE="1", **extra)
 
 
+def _check(proc):
+    """``proc`` (a CompletedProcess); raise with the tail of its output if it failed."""
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(map(str, proc.args))}\nexited {proc.returncode}\n"
+            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
+        )
+    return proc
+
+
 def run(cmd, *, env, cwd, timeout=300):
     """Run ``cmd``; on failure raise with the tail of its output (the test's evidence)."""
     proc = subprocess.run(
         [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
-    if proc.returncode != 0:
-        raise AssertionError(
-            f"{' '.join(map(str, cmd))}\nexited {proc.returncode}\n"
-            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
-        )
-    return proc
+    return _check(proc)
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def run_together(jobs, timeout=300):
+    """Run ``[(cmd, env, cwd), ...]`` at the same time, each as :func:`run` would.
+
+    Single-process clients use one core each (one math thread), and the suite's machine has two:
+    independent runs side by side halve their wall time. Output goes to temporary files, not
+    pipes (a pipe nobody reads blocks a chatty process). Returns the CompletedProcesses in order;
+    on a failure or the timeout the others are stopped and the first failure is raised.
+    """
+    with contextlib.ExitStack() as stack:
+        started = []
+        for cmd, env, cwd in jobs:
+            out, err = (stack.enter_context(tempfile.TemporaryFile("w+")) for _ in "oe")
+            args = [str(c) for c in cmd]
+            proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=err, text=True)
+            stack.callback(_stop, proc)
+            started.append((proc, out, err))
+        deadline = time.monotonic() + timeout
+        done = []
+        for proc, out, err in started:
+            code = proc.wait(timeout=max(deadline - time.monotonic(), 0))
+            out.seek(0)
+            err.seek(0)
+            done.append(
+                _check(subprocess.CompletedProcess(proc.args, code, out.read(), err.read()))
+            )
+        return done
 
 
 def torchrun(nproc, *args):
@@ -93,8 +138,10 @@ def clients():
         HELPERS=HERE / "helpers",
         client_env=client_env,
         run=run,
+        run_together=run_together,
         torchrun=torchrun,
         as_mmcv=as_mmcv,
         write_cifar_digits=cifar_digits.write_cifar_digits,
         write_mmcls_config=cifar_digits.write_mmcls_config,
+        coco_digits=coco_digits,
     )

@@ -26,6 +26,7 @@ from .best_checkpoint import (
 )
 from .evaluation_args import check_eval_hook_args, check_eval_kwargs, with_keyword_args_before
 from .hook import HOOKS, Hook
+from .logger.base import LoggerHook
 
 __all__ = ["DistEvalHook", "EvalHook", "MissingMetricError", "infer_rule"]
 
@@ -186,8 +187,17 @@ class EvalHook(Hook):
         )
 
     def after_train_iter(self, runner: Any) -> None:
-        """Evaluate by iteration (loggers log the result as a separate val record)."""
+        """Evaluate by iteration (loggers log the result as a separate val record).
+
+        As in mmcv, the loggers first write this iteration's train record and the buffer is
+        emptied: subclasses' ``_do_evaluate`` may clear the buffer (mmseg's does), which would
+        otherwise drop the train values the loggers have not averaged yet.
+        """
         if not self.by_epoch and self._should_evaluate(runner):
+            for hook in runner.hooks:
+                if isinstance(hook, LoggerHook):
+                    hook.after_train_iter(runner)
+            runner.log_buffer.clear()
             self.evaluated_at = runner.iter + 1  # before: a best checkpoint saved records it
             self._do_evaluate(runner)
 

@@ -254,6 +254,10 @@ class LoggerHook(Hook, metaclass=ABCMeta):
                 # At an epoch end fewer than ``interval`` values may be left; averaging the
                 # last ``interval`` is what mmcv does (not exact, but stable).
                 buf.average(self.interval)
+            if not buf.output:
+                # An iteration-based EvalHook had this record logged before evaluating and
+                # emptied the buffer (as mmcv's does): nothing left to log.
+                buf.ready = False
             if buf.ready:
                 self.log(runner)
                 if self.reset_flag:

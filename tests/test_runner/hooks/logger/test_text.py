@@ -110,6 +110,35 @@ def test_eval_by_iter_is_a_separate_val_record(tmp_path):
     assert scalars["train/loss"] == [(2, 1.5), (4, 3.5), (6, 5.5), (8, 7.5)]
 
 
+class ClearingEvalHook(EvalHook):
+    """mmseg 0.30's EvalHook: its ``_do_evaluate`` clears the log buffer before evaluating."""
+
+    def _do_evaluate(self, runner, initial=False):
+        runner.log_buffer.clear()
+        super()._do_evaluate(runner, initial)
+
+
+def test_eval_by_iter_keeps_the_train_record_a_subclass_would_clear(tmp_path):
+    # mmcv's EvalHook has the loggers write the iteration's train record before evaluating, so
+    # a subclass clearing the buffer loses nothing (and no empty record is written).
+    text = TextLoggerHook(interval=1, by_epoch=False)
+    loader = DataLoader(ToyDataset([0.25, 0.75]), batch_size=2)
+    ev = ClearingEvalHook(loader, test_fn=lambda model, dl: [0] * 4, interval=2, by_epoch=False)
+    runner = FakeRunner([ev, text], tmp_path, iters_per_epoch=4, max_epochs=1)
+    runner.run([[1.0, 2.0, 3.0, 4.0]])
+    records = read_json(tmp_path)
+    assert [(r["mode"], r["iter"]) for r in records] == [
+        ("train", 1),
+        ("train", 2),
+        ("val", 2),
+        ("train", 3),
+        ("train", 4),
+        ("val", 2),
+    ]
+    assert [r["loss"] for r in records if r["mode"] == "train"] == [1.0, 2.0, 3.0, 4.0]
+    assert [r["accuracy"] for r in records if r["mode"] == "val"] == [0.25, 0.75]
+
+
 def test_eval_by_epoch_logs_val_record(tmp_path):
     text = TextLoggerHook(interval=2)
     ev = eval_hook([0.5, 0.625])
