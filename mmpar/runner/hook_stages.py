@@ -2,15 +2,18 @@
 
 mmcv's ``call_hook`` calls every hook at every stage, most of them the base class's empty
 method. On a small model that is a measurable share of each iteration, so the runner calls
-only the hooks whose method for the stage can do something, and the table saying which is
-rebuilt whenever the hook list changes (:class:`HookList` numbers its versions). Skipping is
-invisible: a skipped method is :class:`Hook`'s own, which does nothing but forward to
-``before_iter``/``after_iter``/``before_epoch``/``after_epoch``, themselves Hook's no-ops.
+only the hooks whose method for the stage can do something. The table saying which lives on
+the :class:`HookList` itself and is dropped by every change of the list; a change made during
+a stage also empties the stage's call lists in place, which ends the loop running over them
+right after the hook that made the change (``call_hook`` then goes on over the live list).
+Skipping is invisible: a skipped method is :class:`Hook`'s own, which does nothing but forward
+to ``before_iter``/``after_iter``/``before_epoch``/``after_epoch``, themselves Hook's no-ops.
 ``get_triggered_stages`` and ``get_hook_info`` are not used (a hook may override them).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, Iterable, Iterator, SupportsIndex
 
@@ -38,6 +41,13 @@ def _mutator(name: str) -> Any:
     def method(self: HookList, *args: Any, **kwargs: Any) -> Any:
         result = base(self, *args, **kwargs)
         self.version = next(_versions)
+        table = self.dispatch
+        if table:
+            self.dispatch = {}
+            for entry in table.values():
+                # A loop of call_hook over these calls (this change may come from one of
+                # them) goes on over the live list after the current hook.
+                entry[0].divert(self)
         return result
 
     method.__name__ = name
@@ -49,12 +59,14 @@ class HookList(list):
     """The runner's hook list (a ``list``): every change gives it a new ``version``.
 
     Changes through any list method or operator count (``runner.hooks[i] = hook``, as
-    mmaction2's LongShortCycleHook does, ``insert``, ``remove``, ``sort``, ...).
+    mmaction2's LongShortCycleHook does, ``insert``, ``remove``, ``sort``, ...), and drop
+    ``dispatch``, the per-stage table (:func:`stage_table`) ``call_hook`` fills and reads.
     """
 
     def __init__(self, hooks: Iterable = ()) -> None:
         super().__init__(hooks)
         self.version = next(_versions)
+        self.dispatch: dict[str, StageEntry] = {}
 
     __setitem__ = _mutator("__setitem__")
     __delitem__ = _mutator("__delitem__")
@@ -98,21 +110,63 @@ def calls_stage(hook: Any, stage: str) -> bool:
     return generic is not None and _overrides(hook, generic, own)
 
 
-# One stage's dispatch: (the hooks to call, each with its index in the list; the instance
-# dicts of the skipped hooks, where ``call_hook`` looks for a stage method assigned later;
-# the generic method the stage's base method forwards to).
-StageEntry = tuple[list[tuple[Any, int]], list[dict], str]
+class StageCalls(list):
+    """The hooks one stage calls, in list order, with their ``indices`` in the hook list."""
+
+    def __init__(self, hooks: list, indices: list[int]) -> None:
+        super().__init__(hooks)
+        self.indices = indices
+
+    def divert(self, live: list) -> None:
+        """Make the rest of any loop over these calls a loop over ``live`` (the changed list).
+
+        Position ``p`` gets a stand-in whose stage method calls the hooks after the one at
+        position ``p - 1`` (its index in ``live`` before the change) as a loop over the live
+        list would, and then empties this list: the loop ends there. ``call_hook`` itself
+        needs no test for changes.
+        """
+        self[:] = [_GoOnLive(live, self, after) for after in [-1, *self.indices]]
+
+
+class _GoOnLive:
+    """Stand-in put into :class:`StageCalls` by :meth:`StageCalls.divert`."""
+
+    def __init__(self, live: list, calls: StageCalls, after: int) -> None:
+        self.live, self.calls, self.after = live, calls, after
+
+    def __getattr__(self, stage: str) -> Any:
+        return functools.partial(self._go_on, stage)
+
+    def _go_on(self, stage: str, runner: Any) -> None:
+        self.calls.clear()  # the loop that called this stops after it
+        for hook in live_from(self.live, self.after + 1):
+            getattr(hook, stage)(runner)
+
+
+# One stage's dispatch, unpacked by ``call_hook`` at every call:
+# - the hooks to call (:class:`StageCalls`),
+# - ``repeat(stage)``, the second argument of ``map(getattr, calls, ...)``: each method is
+#   looked up at call time, so methods assigned on those hooks' instances or classes count,
+# - the instance dicts of the skipped hooks, each once per name that would make the hook
+#   called if assigned there (the stage, and the generic method its base method forwards to),
+# - those names, paired with the dicts: ``any(map(contains, dicts, names))`` tests them all.
+StageEntry = tuple[StageCalls, Iterator[str], list[dict], list[str]]
 
 
 def stage_entry(stage: str, hooks: list) -> StageEntry:
     """The dispatch of ``stage`` for ``hooks`` (see :data:`StageEntry`)."""
-    calls, watched = [], []
+    calls, indices, dicts, names = [], [], [], []
+    generic = _FORWARDS.get(stage, stage)
+    watched = (stage,) if generic == stage else (stage, generic)
     for index, hook in enumerate(hooks):
         if calls_stage(hook, stage):
-            calls.append((hook, index))
+            calls.append(hook)
+            indices.append(index)
         elif hasattr(hook, "__dict__"):
-            watched.append(hook.__dict__)
-    return calls, watched, _FORWARDS.get(stage, stage)
+            for name in watched:
+                dicts.append(hook.__dict__)
+                names.append(name)
+    return StageCalls(calls, indices), itertools.repeat(stage), dicts, names
 
 
 def stage_table(hooks: list) -> dict[str, StageEntry]:
