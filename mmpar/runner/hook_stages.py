@@ -13,7 +13,6 @@ to ``before_iter``/``after_iter``/``before_epoch``/``after_epoch``, themselves H
 
 from __future__ import annotations
 
-import functools
 import itertools
 from typing import Any, Iterable, Iterator, SupportsIndex
 
@@ -44,10 +43,10 @@ def _mutator(name: str) -> Any:
         table = self.dispatch
         if table:
             self.dispatch = {}
-            for entry in table.values():
+            for stage, entry in table.items():
                 # A loop of call_hook over these calls (this change may come from one of
                 # them) goes on over the live list after the current hook.
-                entry[0].divert(self)
+                entry[0].divert(self, stage, entry[1])
         return result
 
     method.__name__ = name
@@ -91,23 +90,31 @@ def _overrides(hook: Any, name: str, own: dict) -> bool:
     return name in own or getattr(type(hook), name, None) is not getattr(Hook, name)
 
 
-def calls_stage(hook: Any, stage: str) -> bool:
-    """Whether ``getattr(hook, stage)(runner)`` may do anything (False: Hook's empty method).
+def stage_method(hook: Any, stage: str) -> str | None:
+    """The method ``call_hook`` calls on ``hook`` for ``stage``; None: none (Hook's empty one).
 
-    Anything not a plain Hook (a non-Hook in the list, a class with its own
-    ``__getattribute__``) counts as calling every stage, as does an unknown stage.
+    Usually ``stage`` itself. Where the hook's method for a train/val stage is :class:`Hook`'s,
+    which only forwards to the generic one (``before_iter``, ...), and that is overridden,
+    the generic one: the call is the same, without the forwarding frame. Anything not a plain
+    Hook (a non-Hook in the list, a class with its own ``__getattribute__``) gets every stage
+    called by its name, as does an unknown stage.
     """
     if (
         stage not in Hook.stages
         or not isinstance(hook, Hook)
         or type(hook).__getattribute__ is not object.__getattribute__
     ):
-        return True
+        return stage
     own = getattr(hook, "__dict__", {})
     if _overrides(hook, stage, own):
-        return True
+        return stage
     generic = _FORWARDS.get(stage)
-    return generic is not None and _overrides(hook, generic, own)
+    return generic if generic is not None and _overrides(hook, generic, own) else None
+
+
+def calls_stage(hook: Any, stage: str) -> bool:
+    """Whether ``getattr(hook, stage)(runner)`` may do anything (False: Hook's empty method)."""
+    return stage_method(hook, stage) is not None
 
 
 class StageCalls(list):
@@ -117,56 +124,62 @@ class StageCalls(list):
         super().__init__(hooks)
         self.indices = indices
 
-    def divert(self, live: list) -> None:
+    def divert(self, live: list, stage: str, methods: list[str]) -> None:
         """Make the rest of any loop over these calls a loop over ``live`` (the changed list).
 
-        Position ``p`` gets a stand-in whose stage method calls the hooks after the one at
-        position ``p - 1`` (its index in ``live`` before the change) as a loop over the live
-        list would, and then empties this list: the loop ends there. ``call_hook`` itself
-        needs no test for changes.
+        Position ``p`` gets a stand-in whose methods (any name) call ``stage`` on the hooks
+        after the one at position ``p - 1`` (its index in ``live`` before the change) as a
+        loop over the live list would, and then empty this list: the loop ends there.
+        ``call_hook`` itself needs no test for changes. ``methods`` (the names ``call_hook``
+        zips with these calls) gets one more, for the stand-in after the last hook.
         """
-        self[:] = [_GoOnLive(live, self, after) for after in [-1, *self.indices]]
+        self[:] = [_GoOnLive(live, self, after, stage) for after in [-1, *self.indices]]
+        methods.append(stage)
 
 
 class _GoOnLive:
     """Stand-in put into :class:`StageCalls` by :meth:`StageCalls.divert`."""
 
-    def __init__(self, live: list, calls: StageCalls, after: int) -> None:
-        self.live, self.calls, self.after = live, calls, after
+    def __init__(self, live: list, calls: StageCalls, after: int, stage: str) -> None:
+        self.live, self.calls, self.after, self.stage = live, calls, after, stage
 
-    def __getattr__(self, stage: str) -> Any:
-        return functools.partial(self._go_on, stage)
+    def __getattr__(self, name: str) -> Any:
+        # ``call_hook`` looks up the stage's method, or the generic one it forwards to.
+        return self._go_on
 
-    def _go_on(self, stage: str, runner: Any) -> None:
+    def _go_on(self, runner: Any) -> None:
         self.calls.clear()  # the loop that called this stops after it
         for hook in live_from(self.live, self.after + 1):
-            getattr(hook, stage)(runner)
+            getattr(hook, self.stage)(runner)
 
 
 # One stage's dispatch, unpacked by ``call_hook`` at every call:
 # - the hooks to call (:class:`StageCalls`),
-# - ``repeat(stage)``, the second argument of ``map(getattr, calls, ...)``: each method is
-#   looked up at call time, so methods assigned on those hooks' instances or classes count,
-# - the instance dicts of the skipped hooks, each once per name that would make the hook
-#   called if assigned there (the stage, and the generic method its base method forwards to),
+# - the name of the method to call on each (see :func:`stage_method`), the second argument
+#   of ``map(getattr, calls, ...)``: each method is looked up at call time, so methods
+#   assigned on those hooks' instances or classes count,
+# - instance dicts to watch, each once per name that would change the call if assigned there:
+#   for a skipped hook, the stage and the generic method its base method forwards to; for a
+#   hook whose generic method is called directly, the stage,
 # - those names, paired with the dicts: ``any(map(contains, dicts, names))`` tests them all.
-StageEntry = tuple[StageCalls, Iterator[str], list[dict], list[str]]
+StageEntry = tuple[StageCalls, list[str], list[dict], list[str]]
 
 
 def stage_entry(stage: str, hooks: list) -> StageEntry:
     """The dispatch of ``stage`` for ``hooks`` (see :data:`StageEntry`)."""
-    calls, indices, dicts, names = [], [], [], []
+    calls, indices, methods, dicts, names = [], [], [], [], []
     generic = _FORWARDS.get(stage, stage)
-    watched = (stage,) if generic == stage else (stage, generic)
     for index, hook in enumerate(hooks):
-        if calls_stage(hook, stage):
+        method = stage_method(hook, stage)
+        if method is not None:
             calls.append(hook)
             indices.append(index)
-        elif hasattr(hook, "__dict__"):
-            for name in watched:
+            methods.append(method)
+        if method != stage and hasattr(hook, "__dict__"):
+            for name in {stage, generic} if method is None else (stage,):
                 dicts.append(hook.__dict__)
                 names.append(name)
-    return StageCalls(calls, indices), itertools.repeat(stage), dicts, names
+    return StageCalls(calls, indices), methods, dicts, names
 
 
 def stage_table(hooks: list) -> dict[str, StageEntry]:
