@@ -8,6 +8,7 @@ plain fields (what ``collate`` stacked whole) are split into the same chunks.
 from __future__ import annotations
 
 import numbers
+import operator
 from collections.abc import Sequence
 from typing import Any, Callable, Union
 
@@ -223,6 +224,7 @@ _WALKED = (torch.Tensor, DataContainer, dict, tuple, list)
 # objects without a call. Filled as they are met; a type's subclasses never change.
 _PASSED: set[type] = {int, float, str, bool, type(None)}
 _Tensor = torch.Tensor
+_IS_CPU = operator.attrgetter("is_cpu")
 
 
 def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -> Any:
@@ -242,6 +244,11 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
         if not obj:
             return obj
         if device is _CPU:
+            try:
+                if all(map(_IS_CPU, obj)):  # only CPU tensors (no DataContainer has is_cpu)
+                    return obj if cls is tuple else obj.copy()
+            except AttributeError:  # something else in it: walk it
+                pass
             items = [
                 o
                 if type(o) in _PASSED or (type(o) is _Tensor and o.is_cpu)
