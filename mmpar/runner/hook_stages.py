@@ -2,12 +2,13 @@
 
 mmcv's ``call_hook`` calls every hook at every stage, most of them the base class's empty
 method. On a small model that is a measurable share of each iteration, so the runner calls
-only the hooks whose method for the stage can do something. The table saying which lives on
-the :class:`HookList` itself and is dropped by every change of the list; a change made during
-a stage also empties the stage's call lists in place, which ends the loop running over them
-right after the hook that made the change (``call_hook`` then goes on over the live list).
-Skipping is invisible: a skipped method is :class:`Hook`'s own, which does nothing but forward
-to ``before_iter``/``after_iter``/``before_epoch``/``after_epoch``, themselves Hook's no-ops.
+only the hooks whose method for the stage can do something, and where that method is Hook's
+forwarder to an overridden ``before_iter``/``after_iter``/``before_epoch``/``after_epoch``,
+calls that one directly. The table saying which lives on the :class:`HookList` itself and is
+dropped by every change of the list; a change made during a stage also turns the rest of the
+stage's running loop into a loop over the live list (:meth:`StageCalls.divert`), so the loop
+in ``call_hook`` needs no test per hook. Skipping is invisible: a skipped method is
+:class:`Hook`'s own, which does nothing but forward to the generic one, itself Hook's no-op.
 ``get_triggered_stages`` and ``get_hook_info`` are not used (a hook may override them).
 """
 
