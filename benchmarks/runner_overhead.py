@@ -244,6 +244,7 @@ def main() -> None:
         return
     load_before = os.getloadavg()[0]
     epoch_ratios, cpu_ratios, hand_epoch_s, runner_epoch_s = [], [], [], []
+    hand_cpu_s, runner_cpu_s = [], []
     whole_ratios, fixed = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -260,6 +261,8 @@ def main() -> None:
             cpu_ratios += [r[1] / h[1] for h, r in pairs]
             hand_epoch_s += [h[0] for h, _ in pairs]
             runner_epoch_s += [r[0] for _, r in pairs]
+            hand_cpu_s += [h[1] for h, _ in pairs]
+            runner_cpu_s += [r[1] for _, r in pairs]
             runs = [("hand", hand_loop), ("runner", runner_loop)]
             if i % 2:  # alternate which goes first
                 runs.reverse()
@@ -268,6 +271,8 @@ def main() -> None:
             whole_ratios.append(whole["runner"][0] / whole["hand"][0])
             fixed.append(whole["runner"][0] - whole["hand"][0])
     med = statistics.median
+    fastest = min(runner_epoch_s) / min(hand_epoch_s)
+    fastest_cpu = min(runner_cpu_s) / min(hand_cpu_s)
     hand_us = med(hand_epoch_s) / ITERS_PER_EPOCH * 1e6
     runner_us = med(runner_epoch_s) / ITERS_PER_EPOCH * 1e6
     print(
@@ -275,6 +280,8 @@ def main() -> None:
         f"{len(epoch_ratios)} interleaved epoch pairs; hand loop {hand_us:.0f} us/iter, runner "
         f"{runner_us:.0f} us/iter)\n"
         f"same pairs in CPU time of this thread: {med(cpu_ratios):.3f}\n"
+        f"fastest epoch of each loop, runner/hand loop: {fastest:.3f} (CPU time "
+        f"{fastest_cpu:.3f}; the epochs other processes disturbed least)\n"
         f"whole-run ratio, {args.epochs} epochs x {ITERS_PER_EPOCH} iterations with set-up and "
         f"final checkpoint: {med(whole_ratios):.3f} (median of {args.repeats} alternating "
         f"pairs; runner - hand = {med(fixed) * 1e3:.1f} ms per run)\n"
