@@ -61,6 +61,7 @@ class HookRegistrationMixin:
 
     def _rebuild_stage_table(self) -> None:
         """Rebuild what ``call_hook`` calls at each stage for the current hook list."""
+        self._hooks.drop_dispatch()  # type: ignore[attr-defined]
         self._hooks.dispatch = stage_table(self._hooks)  # type: ignore[attr-defined]
         self._update_step_context_hooks()
 

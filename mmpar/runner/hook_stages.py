@@ -41,13 +41,7 @@ def _mutator(name: str) -> Any:
     def method(self: HookList, *args: Any, **kwargs: Any) -> Any:
         result = base(self, *args, **kwargs)
         self.version = next(_versions)
-        table = self.dispatch
-        if table:
-            self.dispatch = {}
-            for stage, entry in table.items():
-                # A loop of call_hook over these calls (this change may come from one of
-                # them) goes on over the live list after the current hook.
-                entry[0].divert(self, stage, entry[1])
+        self.drop_dispatch()
         return result
 
     method.__name__ = name
@@ -67,6 +61,18 @@ class HookList(list):
         super().__init__(hooks)
         self.version = next(_versions)
         self.dispatch: dict[str, StageEntry] = {}
+
+    def drop_dispatch(self) -> None:
+        """Drop the table; loops of ``call_hook`` over it go on over the live list.
+
+        A loop running now (the change may come from one of its hooks) goes on after its
+        current hook as a loop over the list would.
+        """
+        table = self.dispatch
+        if table:
+            self.dispatch = {}
+            for stage, entry in table.items():
+                entry[0].divert(self, stage, entry[1])
 
     __setitem__ = _mutator("__setitem__")
     __delitem__ = _mutator("__delitem__")
