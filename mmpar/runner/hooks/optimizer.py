@@ -95,9 +95,13 @@ class OptimizerHook(Hook):
         optimizer = runner.optimizer
         # One torch optimizer and a tensor loss (every iteration of the usual training) are
         # taken without calls; the helpers check everything else and say what is wrong.
-        optimizers = {"": optimizer} if isinstance(optimizer, Optimizer) else _optimizers(runner)
-        for optim in optimizers.values():
-            optim.zero_grad()
+        if isinstance(optimizer, Optimizer):
+            optimizer.zero_grad()
+            optimizers = {"": optimizer}
+        else:
+            optimizers = _optimizers(runner)
+            for optim in optimizers.values():
+                optim.zero_grad()
         outputs = runner.outputs
         loss = outputs.get("loss") if type(outputs) is dict else None
         if type(loss) is not torch.Tensor:
