@@ -232,7 +232,8 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
 
     One walk and no copies where nothing moves: one-chunk DataContainers are unwrapped (the
     chunk moved unless ``cpu_only``), tensors already on ``device`` are passed as they are,
-    containers are rebuilt around the results. A DataContainer of several chunks is first
+    containers are rebuilt around the results (a tuple holding only CPU tensors, bound for the
+    CPU, is returned itself: it cannot change). A DataContainer of several chunks is first
     merged with ``merge`` when given. Raises ``_NotOneChunk`` where the general path has
     something to check or split (a DataContainer that is not one collated chunk).
     """
