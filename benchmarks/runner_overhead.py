@@ -14,7 +14,7 @@ and must end with identical weights. Run:
 
     .venv/bin/python benchmarks/runner_overhead.py [--repeats 7] [--epochs 20] [--preemption]
                                                    [--no-wrapper] [--model {linear,mlp}]
-                                                   [--bytecodes]
+                                                   [--bytecodes] [--iterations]
 
 ``--bytecodes`` instead counts the Python bytecodes each iteration executes (``sys.settrace``
 opcode events over 2 epochs): in mmpar, by function, and in all code, runner minus hand loop.
@@ -83,11 +83,18 @@ def make_setup(seed: int = 0) -> tuple[Classifier, torch.optim.Optimizer, DataLo
     return model, optimizer, loader
 
 
-def hand_epoch(model: Classifier, optimizer: torch.optim.Optimizer, loader: DataLoader) -> None:
+def hand_epoch(
+    model: Classifier,
+    optimizer: torch.optim.Optimizer,
+    loader: DataLoader,
+    stamps: list[float] | None = None,
+) -> None:
     """One epoch of the hand-written loop (``model.train()`` first, as every loop with a
-    validation phase does and the runner does)."""
+    validation phase does and the runner does); ``stamps`` gets each iteration's start time."""
     model.train()
     for batch in loader:
+        if stamps is not None:
+            stamps.append(time.perf_counter())
         outputs = model.train_step(batch, optimizer)
         optimizer.zero_grad()
         outputs["loss"].backward()
@@ -128,9 +135,40 @@ class InterleavedHandEpochs(Hook):
         now = _clocks()
         if self._mark is not None:
             self.runner_s.append((now[0] - self._mark[0], now[1] - self._mark[1]))
-        hand_epoch(self.model, self.optimizer, self.loader)
+        hand_epoch(self.model, self.optimizer, self.loader, self._hand_stamps())
         self._mark = _clocks()
         self.hand_s.append((self._mark[0] - now[0], self._mark[1] - now[1]))
+
+    def _hand_stamps(self) -> list[float] | None:
+        return None
+
+
+class InterleavedStampedEpochs(InterleavedHandEpochs):
+    """Also time every iteration of both loops (``--iterations``): start to next start.
+
+    Iterations are short, so under load many of them run undisturbed: low percentiles of
+    the per-iteration times estimate the undisturbed cost better than whole epochs do. The
+    runner's stamp is taken by this hook, first at ``before_train_iter``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hand_iters: list[list[float]] = []
+        self.runner_iters: list[list[float]] = []
+
+    def _hand_stamps(self) -> list[float]:
+        self.hand_iters.append([])
+        self.runner_iters.append([])
+        return self.hand_iters[-1]
+
+    def before_train_iter(self, runner) -> None:
+        """Stamp the runner iteration's start."""
+        self.runner_iters[-1].append(time.perf_counter())
+
+
+def iteration_times(epochs: list[list[float]]) -> list[float]:
+    """Durations between consecutive starts within each epoch."""
+    return [b - a for stamps in epochs for a, b in zip(stamps, stamps[1:])]
 
 
 PREEMPTION = False  # --preemption: register a PreemptionHook too
@@ -233,6 +271,11 @@ def main() -> None:
     parser.add_argument(
         "--bytecodes", action="store_true", help="count bytecodes per iteration instead of timing"
     )
+    parser.add_argument(
+        "--iterations",
+        action="store_true",
+        help="also time single iterations (percentiles; robust on a loaded machine)",
+    )
     args = parser.parse_args()
     MODEL = args.model
     PREEMPTION = args.preemption
@@ -244,13 +287,15 @@ def main() -> None:
         return
     load_before = os.getloadavg()[0]
     epoch_ratios, cpu_ratios, hand_epoch_s, runner_epoch_s = [], [], [], []
+    hand_cpu_s, runner_cpu_s = [], []
     whole_ratios, fixed = [], []
+    hand_iter_s, runner_iter_s = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         hand_loop(1, tmp)  # warm-up both paths
         runner_loop(1, tmp / "warmup")
         for i in range(args.repeats):
-            timer = InterleavedHandEpochs()
+            timer = InterleavedStampedEpochs() if args.iterations else InterleavedHandEpochs()
             _, model = runner_loop(args.epochs, tmp / f"interleaved{i}", timer)
             assert_same_weights(timer.model, model)
             # The last runner epoch (with the final checkpoint) has no closing mark: it is
@@ -260,6 +305,11 @@ def main() -> None:
             cpu_ratios += [r[1] / h[1] for h, r in pairs]
             hand_epoch_s += [h[0] for h, _ in pairs]
             runner_epoch_s += [r[0] for _, r in pairs]
+            hand_cpu_s += [h[1] for h, _ in pairs]
+            runner_cpu_s += [r[1] for _, r in pairs]
+            if args.iterations:
+                hand_iter_s += iteration_times(timer.hand_iters)
+                runner_iter_s += iteration_times(timer.runner_iters)
             runs = [("hand", hand_loop), ("runner", runner_loop)]
             if i % 2:  # alternate which goes first
                 runs.reverse()
@@ -268,6 +318,8 @@ def main() -> None:
             whole_ratios.append(whole["runner"][0] / whole["hand"][0])
             fixed.append(whole["runner"][0] - whole["hand"][0])
     med = statistics.median
+    fastest = min(runner_epoch_s) / min(hand_epoch_s)
+    fastest_cpu = min(runner_cpu_s) / min(hand_cpu_s)
     hand_us = med(hand_epoch_s) / ITERS_PER_EPOCH * 1e6
     runner_us = med(runner_epoch_s) / ITERS_PER_EPOCH * 1e6
     print(
@@ -275,12 +327,25 @@ def main() -> None:
         f"{len(epoch_ratios)} interleaved epoch pairs; hand loop {hand_us:.0f} us/iter, runner "
         f"{runner_us:.0f} us/iter)\n"
         f"same pairs in CPU time of this thread: {med(cpu_ratios):.3f}\n"
+        f"fastest epoch of each loop, runner/hand loop: {fastest:.3f} (CPU time "
+        f"{fastest_cpu:.3f}; the epochs other processes disturbed least)\n"
         f"whole-run ratio, {args.epochs} epochs x {ITERS_PER_EPOCH} iterations with set-up and "
         f"final checkpoint: {med(whole_ratios):.3f} (median of {args.repeats} alternating "
         f"pairs; runner - hand = {med(fixed) * 1e3:.1f} ms per run)\n"
         f"load average (1 min) before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f} on "
         f"{os.cpu_count()} CPUs"
     )
+    if args.iterations:
+        cuts = statistics.quantiles(hand_iter_s, n=20), statistics.quantiles(runner_iter_s, n=20)
+        print(
+            "single iterations, runner/hand loop: "
+            + ", ".join(
+                f"{name} {r[k] / h[k]:.3f} ({h[k] * 1e6:.0f}/{r[k] * 1e6:.0f} us)"
+                for name, k in (("5th percentile", 0), ("10th", 1), ("25th", 4), ("median", 9))
+                for h, r in [cuts]
+            )
+            + f" of {len(hand_iter_s)} and {len(runner_iter_s)}"
+        )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ plain fields (what ``collate`` stacked whole) are split into the same chunks.
 from __future__ import annotations
 
 import numbers
+import operator
 from collections.abc import Sequence
 from typing import Any, Callable, Union
 
@@ -219,6 +220,11 @@ def _single_device(target_gpus: Sequence[Device] | None) -> torch.device | None:
 
 # What ``_to_one_device`` looks into or moves; anything else is passed as it is.
 _WALKED = (torch.Tensor, DataContainer, dict, tuple, list)
+# Types seen to be none of those (an optimizer, numbers, strings): the walk passes their
+# objects without a call. Filled as they are met; a type's subclasses never change.
+_PASSED: set[type] = {int, float, str, bool, type(None)}
+_Tensor = torch.Tensor
+_IS_CPU = operator.attrgetter("is_cpu")
 
 
 def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -> Any:
@@ -226,40 +232,40 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
 
     One walk and no copies where nothing moves: one-chunk DataContainers are unwrapped (the
     chunk moved unless ``cpu_only``), tensors already on ``device`` are passed as they are,
-    containers are rebuilt around the results. A DataContainer of several chunks is first
+    containers are rebuilt around the results (a tuple holding only CPU tensors, bound for the
+    CPU, is returned itself: it cannot change). A DataContainer of several chunks is first
     merged with ``merge`` when given. Raises ``_NotOneChunk`` where the general path has
     something to check or split (a DataContainer that is not one collated chunk).
     """
     cls = type(obj)
     # Exact types first (the common case, and cheaper than isinstance), subclasses below.
-    # In lists and tuples, CPU tensors bound for the CPU (a CPU step's batch) are passed
-    # here without a call.
-    if cls is list:
+    # In lists and tuples (a step's batch), objects that pass as they are, and CPU tensors
+    # bound for the CPU, are passed without a call.
+    if cls is tuple or cls is list:
         if not obj:
             return obj
-        cpu = device is _CPU
-        return [
-            o if cpu and type(o) is torch.Tensor and o.is_cpu else _to_one_device(o, device, merge)
-            for o in obj
-        ]
-    if cls is tuple:
-        if not obj:
-            return obj
-        cpu = device is _CPU
-        return tuple(
-            [
+        if device is _CPU:
+            try:
+                if all(map(_IS_CPU, obj)):  # only CPU tensors (no DataContainer has is_cpu)
+                    return obj if cls is tuple else obj.copy()
+            except AttributeError:  # something else in it: walk it
+                pass
+            items = [
                 o
-                if cpu and type(o) is torch.Tensor and o.is_cpu
+                if type(o) in _PASSED or (type(o) is _Tensor and o.is_cpu)
                 else _to_one_device(o, device, merge)
                 for o in obj
             ]
-        )
+        else:
+            items = [o if type(o) in _PASSED else _to_one_device(o, device, merge) for o in obj]
+        return items if cls is list else tuple(items)
     if isinstance(obj, torch.Tensor):
         # ``is_cpu`` needs no device object: the CPU target's check costs a third.
         if obj.is_cpu if device is _CPU else obj.device == device:
             return obj
         return _to_device(obj, device)
-    if not isinstance(obj, _WALKED):  # one test for what passes as it is (an optimizer, ...)
+    if not isinstance(obj, _WALKED):  # what passes as it is (an optimizer, ...)
+        _PASSED.add(cls)
         return obj
     if isinstance(obj, DataContainer):
         chunks = obj.data
@@ -281,6 +287,20 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
     if isinstance(obj, list):
         return [_to_one_device(o, device, merge) for o in obj] if obj else obj
     return obj
+
+
+def cpu_step_inputs(inputs: tuple, kwargs: dict, merge: Merge | None) -> tuple[tuple, dict] | None:
+    """A CPU wrapper's step inputs as ``_one_device_pair`` gives them, or None (general path).
+
+    ``inputs``/``kwargs`` are the step's ``*inputs``/``**kwargs`` (a tuple and a dict, so
+    nothing is tested first): the path of every iteration of a CPU training.
+    """
+    try:
+        # The tuple's walk written out (what ``_to_one_device`` does with it), one call less.
+        args = tuple([o if type(o) in _PASSED else _to_one_device(o, _CPU, merge) for o in inputs])
+        return args, (_to_one_device(kwargs, _CPU, merge) if kwargs else {})
+    except _NotOneChunk:
+        return None
 
 
 def _one_device_pair(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from abc import ABCMeta, abstractmethod
-from operator import attrgetter
+from operator import attrgetter, contains
 from typing import Any, Callable, Union
 
 import torch
@@ -23,7 +23,7 @@ from mmpar.utils.logging import get_logger
 
 from .dist_utils import get_dist_info
 from .hook_registration import HookRegistrationMixin
-from .hook_stages import HookList, StageEntry, live_from
+from .hook_stages import HookList
 from .hooks import Hook
 from .loaders import find_resumable_sampler, set_loader_epoch, start_loader_iter
 from .log_buffer import LogBuffer
@@ -81,8 +81,6 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         self.mode: str | None = None
         self._hooks: list[Hook] = HookList()
         self._step_context_hooks: list[Hook] = []
-        self._stage_table: dict[str, StageEntry] = {}
-        self._stage_version = -1  # the version of ``_hooks`` the table was built for
         self._epoch = 0
         self._iter = 0
         self._inner_iter = 0
@@ -177,31 +175,32 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         """
         hooks = self._hooks
         try:
-            version = hooks.version
-        except AttributeError:  # a plain list was assigned to ``_hooks``: no table
-            version = None
-        if version != self._stage_version:
-            if version is None:
-                self._call_every_hook(hooks, fn_name)
-                return
-            self._rebuild_stage_table()
-        entry = self._stage_table.get(fn_name)
-        if entry is None:  # not a standard stage: call every hook, as mmcv does
+            calls, names, dicts, keys = hooks.dispatch[fn_name]
+        except (AttributeError, KeyError):  # a new list, a plain list, or a custom stage
+            self._call_hook_slowly(fn_name)
+            return
+        if dicts and any(map(contains, dicts, keys)):
+            # A skipped hook was given the stage's method on its instance since.
+            self._call_hook_slowly(fn_name, rebuild=True)
+            return
+        # A hook changing the list turns the rest of ``calls`` into a loop over the live list
+        # (``StageCalls.divert``), as mmcv's loop would go on.
+        for method in map(getattr, calls, names):
+            method(self)
+
+    def _call_hook_slowly(self, fn_name: str, rebuild: bool = False) -> None:
+        """``call_hook`` where the table does not say: (re)build it first, or call every hook."""
+        hooks = self._hooks
+        table = getattr(hooks, "dispatch", None)
+        if table is None:  # a plain list was assigned to ``_hooks``: no table
             self._call_every_hook(hooks, fn_name)
             return
-        calls, watched, generic = entry
-        for own in watched:  # skipped hooks given the stage's method on the instance since
-            if fn_name in own or generic in own:
-                self._rebuild_stage_table()
-                calls = self._stage_table[fn_name][0]
-                break
-        for hook, index in calls:
-            getattr(hook, fn_name)(self)
-            if hooks.version != version:
-                # The hook changed the list: go on as a loop over the live list would.
-                for hook in live_from(hooks, index + 1):
-                    getattr(hook, fn_name)(self)
-                return
+        if rebuild or not table:
+            self._rebuild_stage_table()
+        if fn_name not in hooks.dispatch:  # not a standard stage: every hook, as mmcv does
+            self._call_every_hook(hooks, fn_name)
+            return
+        self.call_hook(fn_name)
 
     def _call_every_hook(self, hooks: list, fn_name: str) -> None:
         for hook in hooks:

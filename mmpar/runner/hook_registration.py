@@ -30,9 +30,8 @@ class MissingPolicyError(MessageKeyError, AssertionError):
 class HookRegistrationMixin:
     """BaseRunner's hook list: registration by priority, and the ``register_*`` config methods.
 
-    Needs from the runner: ``_hooks`` (a :class:`HookList`, in call order),
-    ``_step_context_hooks``, ``_stage_table`` and ``_stage_version`` (what ``call_hook`` calls
-    at each stage, and the list version it was built for).
+    Needs from the runner: ``_hooks`` (a :class:`HookList`, in call order, which keeps what
+    ``call_hook`` calls at each stage) and ``_step_context_hooks``.
     """
 
     # ``by_epoch`` that register_training_hooks gives the LR, momentum, checkpoint and logger
@@ -67,8 +66,8 @@ class HookRegistrationMixin:
 
     def _rebuild_stage_table(self) -> None:
         """Rebuild what ``call_hook`` calls at each stage for the current hook list."""
-        self._stage_table = stage_table(self._hooks)
-        self._stage_version = self._hooks.version
+        self._hooks.drop_dispatch()  # type: ignore[attr-defined]
+        self._hooks.dispatch = stage_table(self._hooks)  # type: ignore[attr-defined]
         self._update_step_context_hooks()
 
     def get_hook_info(self) -> str:

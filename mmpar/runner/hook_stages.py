@@ -2,10 +2,13 @@
 
 mmcv's ``call_hook`` calls every hook at every stage, most of them the base class's empty
 method. On a small model that is a measurable share of each iteration, so the runner calls
-only the hooks whose method for the stage can do something, and the table saying which is
-rebuilt whenever the hook list changes (:class:`HookList` numbers its versions). Skipping is
-invisible: a skipped method is :class:`Hook`'s own, which does nothing but forward to
-``before_iter``/``after_iter``/``before_epoch``/``after_epoch``, themselves Hook's no-ops.
+only the hooks whose method for the stage can do something, and where that method is Hook's
+forwarder to an overridden ``before_iter``/``after_iter``/``before_epoch``/``after_epoch``,
+calls that one directly. The table saying which lives on the :class:`HookList` itself and is
+dropped by every change of the list; a change made during a stage also turns the rest of the
+stage's running loop into a loop over the live list (:meth:`StageCalls.divert`), so the loop
+in ``call_hook`` needs no test per hook. Skipping is invisible: a skipped method is
+:class:`Hook`'s own, which does nothing but forward to the generic one, itself Hook's no-op.
 ``get_triggered_stages`` and ``get_hook_info`` are not used (a hook may override them).
 """
 
@@ -38,6 +41,7 @@ def _mutator(name: str) -> Any:
     def method(self: HookList, *args: Any, **kwargs: Any) -> Any:
         result = base(self, *args, **kwargs)
         self.version = next(_versions)
+        self.drop_dispatch()
         return result
 
     method.__name__ = name
@@ -49,12 +53,26 @@ class HookList(list):
     """The runner's hook list (a ``list``): every change gives it a new ``version``.
 
     Changes through any list method or operator count (``runner.hooks[i] = hook``, as
-    mmaction2's LongShortCycleHook does, ``insert``, ``remove``, ``sort``, ...).
+    mmaction2's LongShortCycleHook does, ``insert``, ``remove``, ``sort``, ...), and drop
+    ``dispatch``, the per-stage table (:func:`stage_table`) ``call_hook`` fills and reads.
     """
 
     def __init__(self, hooks: Iterable = ()) -> None:
         super().__init__(hooks)
         self.version = next(_versions)
+        self.dispatch: dict[str, StageEntry] = {}
+
+    def drop_dispatch(self) -> None:
+        """Drop the table; loops of ``call_hook`` over it go on over the live list.
+
+        A loop running now (the change may come from one of its hooks) goes on after its
+        current hook as a loop over the list would.
+        """
+        table = self.dispatch
+        if table:
+            self.dispatch = {}
+            for stage, entry in table.items():
+                entry[0].divert(self, stage, entry[1])
 
     __setitem__ = _mutator("__setitem__")
     __delitem__ = _mutator("__delitem__")
@@ -79,40 +97,96 @@ def _overrides(hook: Any, name: str, own: dict) -> bool:
     return name in own or getattr(type(hook), name, None) is not getattr(Hook, name)
 
 
-def calls_stage(hook: Any, stage: str) -> bool:
-    """Whether ``getattr(hook, stage)(runner)`` may do anything (False: Hook's empty method).
+def stage_method(hook: Any, stage: str) -> str | None:
+    """The method ``call_hook`` calls on ``hook`` for ``stage``; None: none (Hook's empty one).
 
-    Anything not a plain Hook (a non-Hook in the list, a class with its own
-    ``__getattribute__``) counts as calling every stage, as does an unknown stage.
+    Usually ``stage`` itself. Where the hook's method for a train/val stage is :class:`Hook`'s,
+    which only forwards to the generic one (``before_iter``, ...), and that is overridden,
+    the generic one: the call is the same, without the forwarding frame. Anything not a plain
+    Hook (a non-Hook in the list, a class with its own ``__getattribute__``) gets every stage
+    called by its name, as does an unknown stage.
     """
     if (
         stage not in Hook.stages
         or not isinstance(hook, Hook)
         or type(hook).__getattribute__ is not object.__getattribute__
     ):
-        return True
+        return stage
     own = getattr(hook, "__dict__", {})
     if _overrides(hook, stage, own):
-        return True
+        return stage
     generic = _FORWARDS.get(stage)
-    return generic is not None and _overrides(hook, generic, own)
+    return generic if generic is not None and _overrides(hook, generic, own) else None
 
 
-# One stage's dispatch: (the hooks to call, each with its index in the list; the instance
-# dicts of the skipped hooks, where ``call_hook`` looks for a stage method assigned later;
-# the generic method the stage's base method forwards to).
-StageEntry = tuple[list[tuple[Any, int]], list[dict], str]
+def calls_stage(hook: Any, stage: str) -> bool:
+    """Whether ``getattr(hook, stage)(runner)`` may do anything (False: Hook's empty method)."""
+    return stage_method(hook, stage) is not None
+
+
+class StageCalls(list):
+    """The hooks one stage calls, in list order, with their ``indices`` in the hook list."""
+
+    def __init__(self, hooks: list, indices: list[int]) -> None:
+        super().__init__(hooks)
+        self.indices = indices
+
+    def divert(self, live: list, stage: str, methods: list[str]) -> None:
+        """Make the rest of any loop over these calls a loop over ``live`` (the changed list).
+
+        Position ``p`` gets a stand-in whose methods (any name) call ``stage`` on the hooks
+        after the one at position ``p - 1`` (its index in ``live`` before the change) as a
+        loop over the live list would, and then empty this list: the loop ends there.
+        ``call_hook`` itself needs no test for changes. ``methods`` (the names ``call_hook``
+        zips with these calls) gets one more, for the stand-in after the last hook.
+        """
+        self[:] = [_GoOnLive(live, self, after, stage) for after in [-1, *self.indices]]
+        methods.append(stage)
+
+
+class _GoOnLive:
+    """Stand-in put into :class:`StageCalls` by :meth:`StageCalls.divert`."""
+
+    def __init__(self, live: list, calls: StageCalls, after: int, stage: str) -> None:
+        self.live, self.calls, self.after, self.stage = live, calls, after, stage
+
+    def __getattr__(self, name: str) -> Any:
+        # ``call_hook`` looks up the stage's method, or the generic one it forwards to.
+        return self._go_on
+
+    def _go_on(self, runner: Any) -> None:
+        self.calls.clear()  # the loop that called this stops after it
+        for hook in live_from(self.live, self.after + 1):
+            getattr(hook, self.stage)(runner)
+
+
+# One stage's dispatch, unpacked by ``call_hook`` at every call:
+# - the hooks to call (:class:`StageCalls`),
+# - the name of the method to call on each (see :func:`stage_method`), the second argument
+#   of ``map(getattr, calls, ...)``: each method is looked up at call time, so methods
+#   assigned on those hooks' instances or classes count,
+# - instance dicts to watch, each once per name that would change the call if assigned there:
+#   for a skipped hook, the stage and the generic method its base method forwards to; for a
+#   hook whose generic method is called directly, the stage,
+# - those names, paired with the dicts: ``any(map(contains, dicts, names))`` tests them all.
+StageEntry = tuple[StageCalls, list[str], list[dict], list[str]]
 
 
 def stage_entry(stage: str, hooks: list) -> StageEntry:
     """The dispatch of ``stage`` for ``hooks`` (see :data:`StageEntry`)."""
-    calls, watched = [], []
+    calls, indices, methods, dicts, names = [], [], [], [], []
+    generic = _FORWARDS.get(stage, stage)
     for index, hook in enumerate(hooks):
-        if calls_stage(hook, stage):
-            calls.append((hook, index))
-        elif hasattr(hook, "__dict__"):
-            watched.append(hook.__dict__)
-    return calls, watched, _FORWARDS.get(stage, stage)
+        method = stage_method(hook, stage)
+        if method is not None:
+            calls.append(hook)
+            indices.append(index)
+            methods.append(method)
+        if method != stage and hasattr(hook, "__dict__"):
+            for name in {stage, generic} if method is None else (stage,):
+                dicts.append(hook.__dict__)
+                names.append(name)
+    return StageCalls(calls, indices), methods, dicts, names
 
 
 def stage_table(hooks: list) -> dict[str, StageEntry]:

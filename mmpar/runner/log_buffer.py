@@ -45,22 +45,21 @@ class LogBuffer:
         Raises:
             TypeError: ``vars`` is not a dict.
         """
-        if not isinstance(vars, dict):
+        if type(vars) is not dict and not isinstance(vars, dict):
             raise TypeError(
                 f"LogBuffer.update expects a dict of scalars, got {type(vars).__name__}"
             )
-        val_history, n_history = self.val_history, self.n_history
+        # Called three times per iteration, mostly with one float: each line counts.
         for key, var in vars.items():
-            # Called several times per iteration: floats (the common case) skip the hasattr.
             if type(var) is not float and hasattr(var, "item"):  # tensors, numpy scalars
                 var = var.item()
-            try:  # (several calls per iteration: one lookup for keys already seen)
-                val_history[key].append(var)
+            try:  # one lookup for keys already seen
+                self.val_history[key].append(var)
             except KeyError:
-                val_history[key] = [var]
-                n_history[key] = [count]
+                self.val_history[key] = [var]
+                self.n_history[key] = [count]
             else:
-                n_history[key].append(count)
+                self.n_history[key].append(count)
 
     def average(self, n: int = 0) -> None:
         """Average the last ``n`` values of every key (all of them when ``n <= 0``) into output.

@@ -3,6 +3,8 @@
 import copy
 import pickle
 
+import pytest
+
 from mmpar.runner import Hook
 from mmpar.runner.hook_stages import HookList, calls_stage
 
@@ -176,3 +178,88 @@ def test_hook_list_versions_change_with_every_mutation():
     assert HookList().version not in seen
     # Copies are plain lists: they never share a version with the runner's list.
     assert type(copy.deepcopy(hooks)) is list and type(pickle.loads(pickle.dumps(hooks))) is list
+
+
+class Generic(Log):
+    """Overrides only the generic ``after_iter``: called for after_train_iter too."""
+
+    def after_iter(self, runner):
+        self.calls.append((self.name, "after_iter"))
+
+
+class Changer(TrainIterOnly):
+    """Records its call, then, the first time, changes ``target`` with ``change(target, self)``."""
+
+    def __init__(self, name, calls, change):
+        super().__init__(name, calls)
+        self.change, self.target = change, None
+
+    def after_train_iter(self, runner):
+        super().after_train_iter(runner)
+        if self.change is not None:
+            self.change(self.target, self)
+            self.change = None
+
+
+def _named(hooks, name):
+    return next(h for h in hooks if getattr(h, "name", "") == name)
+
+
+CHANGES = {
+    "remove a later hook": lambda hooks, me: hooks.remove(_named(hooks, "d")),
+    "remove itself": lambda hooks, me: hooks.remove(me),
+    "remove an earlier hook": lambda hooks, me: hooks.remove(_named(hooks, "a")),
+    "insert at the front": lambda hooks, me: hooks.insert(0, TrainIterOnly("new", me.calls)),
+    "append": lambda hooks, me: hooks.append(TrainIterOnly("new", me.calls)),
+    "replace a later hook": lambda hooks, me: hooks.__setitem__(
+        hooks.index(_named(hooks, "d")), TrainIterOnly("new", me.calls)
+    ),
+    "clear": lambda hooks, me: hooks.clear(),
+    "two changes": lambda hooks, me: (
+        hooks.remove(_named(hooks, "e")),
+        hooks.insert(hooks.index(me) + 1, Generic("new", me.calls)),
+    ),
+    "reverse": lambda hooks, me: hooks.reverse(),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_change_during_a_stage_goes_on_as_mmcvs_loop_over_the_live_list(make_runner, change):
+    def build(calls):
+        # Skipped hooks (plain Log) between called ones, so list indices and call positions
+        # differ; "g" is called through its generic method.
+        return [
+            TrainIterOnly("a", calls),
+            Log("skip1", calls),
+            Changer("x", calls, CHANGES[change]),
+            Log("skip2", calls),
+            Generic("g", calls),
+            TrainIterOnly("d", calls),
+            Log("skip3", calls),
+            TrainIterOnly("e", calls),
+        ]
+
+    runner = make_runner(max_epochs=1)
+    expected, got = [], []
+    reference = build(expected)
+    _named(reference, "x").target = reference
+    for hook in build(got):
+        runner.register_hook(hook)
+    _named(runner.hooks, "x").target = runner.hooks
+    for _ in range(2):  # the change, then the stage over the changed list
+        for hook in reference:  # mmcv's call_hook: a loop over the live list
+            hook.after_train_iter(runner)
+        runner.call_hook("after_train_iter")
+        assert got == expected
+
+
+def test_a_stage_method_assigned_on_a_hook_called_through_its_generic_one_wins(make_runner):
+    calls = []
+    generic = Generic("g", calls)
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(generic)
+    runner.call_hook("after_train_iter")  # builds the table: g's after_iter is called directly
+    generic.after_train_iter = lambda r: calls.append(("g", "own after_train_iter"))
+    runner.call_hook("after_train_iter")
+    runner.call_hook("after_val_iter")  # Hook's after_val_iter still forwards to after_iter
+    assert calls == [("g", "after_iter"), ("g", "own after_train_iter"), ("g", "after_iter")]

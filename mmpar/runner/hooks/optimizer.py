@@ -94,10 +94,20 @@ class OptimizerHook(Hook):
 
     def after_train_iter(self, runner: Any) -> None:
         """Backward, clip and step."""
-        optimizers = _optimizers(runner)
-        for optim in optimizers.values():
-            optim.zero_grad()
-        loss = _loss(runner)
+        optimizer = runner.optimizer
+        # One torch optimizer and a tensor loss (every iteration of the usual training) are
+        # taken without calls; the helpers check everything else and say what is wrong.
+        if isinstance(optimizer, Optimizer):
+            optimizer.zero_grad()
+            optimizers = {"": optimizer}
+        else:
+            optimizers = _optimizers(runner)
+            for optim in optimizers.values():
+                optim.zero_grad()
+        outputs = runner.outputs
+        loss = outputs.get("loss") if type(outputs) is dict else None
+        if type(loss) is not torch.Tensor:
+            loss = _loss(runner)
         if self.detect_anomalous_params:
             self.detect_anomalous_parameters(loss, runner)
         self._backward(runner, loss)
@@ -109,7 +119,8 @@ class OptimizerHook(Hook):
 
     def _clip_and_step(self, runner: Any, optimizers: dict[str, Optimizer]) -> None:
         """Clip the accumulated gradients (if asked) and step every optimizer."""
-        self._clip_and_log(runner)
+        if self.grad_clip is not None:
+            self._clip_and_log(runner)
         for optim in optimizers.values():
             optim.step()
 

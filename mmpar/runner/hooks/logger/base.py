@@ -228,7 +228,8 @@ class LoggerHook(Hook, metaclass=ABCMeta):
 
     def before_train_iter(self, runner: Any) -> None:
         """Drop buffered val values when training resumes without an epoch boundary."""
-        self._switch_mode(runner, "train")
+        if self._last_mode != "train":  # (tested inline: it runs every iteration)
+            self._switch_mode(runner, "train")
 
     def before_val_iter(self, runner: Any) -> None:
         """Drop buffered train values when validation starts without an epoch boundary."""
@@ -244,7 +245,8 @@ class LoggerHook(Hook, metaclass=ABCMeta):
     def after_train_iter(self, runner: Any) -> None:
         """Log the train record every ``interval`` iterations, then any pending val record."""
         buf = runner.log_buffer
-        self._take_pending_val(runner)
+        if buf.ready:  # (tested inline: it runs every iteration)
+            self._take_pending_val(runner)
         average = self.record_due(runner)
         if not (average or buf.ready or self._pending_val is not None):
             return  # most iterations: nothing to log
