@@ -5,9 +5,18 @@ import re
 
 import pytest
 import torch
-from helpers.logger_runner import TIMESTAMP, FakeRunner, eval_hook, read_json, read_tb
+from helpers.logger_runner import (
+    TIMESTAMP,
+    FakeRunner,
+    ToyDataset,
+    eval_hook,
+    read_json,
+    read_tb,
+)
+from torch.utils.data import DataLoader
 
 from mmpar.runner.hooks import HOOKS
+from mmpar.runner.hooks.evaluation import EvalHook
 from mmpar.runner.hooks.logger.tensorboard import TensorboardLoggerHook
 from mmpar.runner.hooks.logger.text import TextLoggerHook
 
