@@ -175,18 +175,7 @@ def rgb2ycbcr(img: np.ndarray, y_only: bool = False) -> np.ndarray:
 
 
 def bgr2ycbcr(img: np.ndarray, y_only: bool = False) -> np.ndarray:
-    """Convert a BGR image to YCbCr (ITU-R BT.601); see :func:`rgb2ycbcr`.
-
-    Args:
-        img: uint8 in [0, 255] or float32 in [0, 1].
-        y_only: Return only the Y channel, shape ``(h, w)``.
-
-    Returns:
-        The YCbCr image in the input's type and range.
-
-    Raises:
-        TypeError: ``img`` is neither uint8 nor float32.
-    """
+    """Convert a BGR image to YCbCr (ITU-R BT.601): :func:`rgb2ycbcr` for BGR channel order."""
     return _ycbcr_from(img, y_only, "bgr")
 
 
@@ -206,17 +195,7 @@ def ycbcr2rgb(img: np.ndarray) -> np.ndarray:
 
 
 def ycbcr2bgr(img: np.ndarray) -> np.ndarray:
-    """Convert a YCbCr image (ITU-R BT.601) to BGR; see :func:`ycbcr2rgb`.
-
-    Args:
-        img: uint8 in [0, 255] or float32 in [0, 1].
-
-    Returns:
-        The BGR image in the input's type and range.
-
-    Raises:
-        TypeError: ``img`` is neither uint8 nor float32.
-    """
+    """Convert a YCbCr image (ITU-R BT.601) to BGR: :func:`ycbcr2rgb` for BGR channel order."""
     return _ycbcr_to(img, "bgr")
 
 
