@@ -57,15 +57,7 @@ def bgr2gray(img: np.ndarray, keepdim: bool = False) -> np.ndarray:
 
 
 def rgb2gray(img: np.ndarray, keepdim: bool = False) -> np.ndarray:
-    """Convert an RGB image to grayscale.
-
-    Args:
-        img: The RGB image.
-        keepdim: Keep a trailing channel axis of size 1 (shape ``(h, w, 1)``).
-
-    Returns:
-        The grayscale image, ``(h, w)`` or ``(h, w, 1)``.
-    """
+    """Convert an RGB image to grayscale: :func:`bgr2gray` for RGB channel order."""
     return _to_gray(img, cv2.COLOR_RGB2GRAY, keepdim)
 
 
@@ -88,14 +80,7 @@ def gray2bgr(img: np.ndarray) -> np.ndarray:
 
 
 def gray2rgb(img: np.ndarray) -> np.ndarray:
-    """Convert a grayscale image (``(h, w)`` or ``(h, w, 1)``) to RGB.
-
-    Args:
-        img: The grayscale image.
-
-    Returns:
-        The 3-channel image.
-    """
+    """Convert a grayscale image to RGB: :func:`gray2bgr` for RGB channel order."""
     return _from_gray(img, cv2.COLOR_GRAY2RGB)
 
 
