@@ -111,3 +111,4 @@ __all__ = [
     "track_progress",
     "worker_init_fn",
 ]
+__all__.sort()  # one sorted list, whatever order the modules list theirs in
