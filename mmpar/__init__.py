@@ -15,6 +15,7 @@ reports in the zero-edit mode, and what the port tool puts where code read ``mmc
 from typing import Any
 
 from . import fileio, utils
+from ._lazy_names import LAZY_SUBPACKAGES as _LAZY_SUBPACKAGES
 from .fileio import *  # noqa: F403
 from .utils import *  # noqa: F403
 from .version import __version__ as __version__
@@ -33,90 +34,8 @@ __all__ = sorted(
     }
 )
 
-# mmcv's top-level names from its OpenCV/numpy subpackages, imported on first access. The test
-# tests/test_image/test_package.py checks that these lists equal each subpackage's __all__.
-_LAZY_SUBPACKAGES = {
-    "arraymisc": ("dequantize", "quantize"),
-    "image": (
-        "adjust_brightness",
-        "adjust_color",
-        "adjust_contrast",
-        "adjust_hue",
-        "adjust_lighting",
-        "adjust_sharpness",
-        "auto_contrast",
-        "bgr2gray",
-        "bgr2hls",
-        "bgr2hsv",
-        "bgr2rgb",
-        "bgr2ycbcr",
-        "clahe",
-        "cutout",
-        "gray2bgr",
-        "gray2rgb",
-        "hls2bgr",
-        "hsv2bgr",
-        "imconvert",
-        "imcrop",
-        "imdenormalize",
-        "imequalize",
-        "imflip",
-        "imflip_",
-        "imfrombytes",
-        "iminvert",
-        "imnormalize",
-        "imnormalize_",
-        "impad",
-        "impad_to_multiple",
-        "imread",
-        "imrescale",
-        "imresize",
-        "imresize_like",
-        "imresize_to_multiple",
-        "imrotate",
-        "imshear",
-        "imtranslate",
-        "imwrite",
-        "lut_transform",
-        "posterize",
-        "rescale_size",
-        "rgb2bgr",
-        "rgb2gray",
-        "rgb2ycbcr",
-        "solarize",
-        "supported_backends",
-        "tensor2imgs",
-        "use_backend",
-        "ycbcr2bgr",
-        "ycbcr2rgb",
-    ),
-    "video": (
-        "Cache",
-        "VideoReader",
-        "concat_video",
-        "convert_video",
-        "cut_video",
-        "dequantize_flow",
-        "flow_from_bytes",
-        "flow_warp",
-        "flowread",
-        "flowwrite",
-        "frames2video",
-        "quantize_flow",
-        "resize_video",
-        "sparse_flow_from_bytes",
-    ),
-    "visualization": (
-        "Color",
-        "color_val",
-        "flow2rgb",
-        "flowshow",
-        "imshow",
-        "imshow_bboxes",
-        "imshow_det_bboxes",
-        "make_color_wheel",
-    ),
-}
+# mmcv's top-level names from its OpenCV/numpy subpackages (one table, which is also each
+# subpackage's ``__all__``), imported on first access.
 _LAZY = {name: sub for sub, names in _LAZY_SUBPACKAGES.items() for name in names}
 
 

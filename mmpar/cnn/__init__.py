@@ -6,6 +6,7 @@ builder (:mod:`.builder`), FLOPs counting, conv-BN fusion and weight initialisat
 VGG/ResNet/AlexNet backbones and the receptive-field search (:mod:`.rfsearch`).
 """
 
+from . import utils
 from .alexnet import AlexNet
 from .bricks import (
     ACTIVATION_LAYERS,
@@ -46,34 +47,14 @@ from .bricks import (
 from .builder import MODELS, build_model_from_cfg
 from .resnet import ResNet, make_res_layer
 from .rfsearch import Conv2dRFSearchOp, RFSearchHook
-from .utils import (
-    INITIALIZERS,
-    Caffe2XavierInit,
-    ConstantInit,
-    KaimingInit,
-    NormalInit,
-    PretrainedInit,
-    TruncNormalInit,
-    UniformInit,
-    XavierInit,
-    bias_init_with_prob,
-    caffe2_xavier_init,
-    constant_init,
-    fuse_conv_bn,
-    get_model_complexity_info,
-    initialize,
-    kaiming_init,
-    normal_init,
-    trunc_normal_init,
-    uniform_init,
-    xavier_init,
-)
+from .utils import *  # noqa: F403 (mmcv.cnn re-exports cnn.utils but revert_sync_batchnorm)
 from .vgg import VGG, make_vgg_layer
 
+# cnn.utils's names are listed once, in cnn/utils (mmcv.cnn leaves out revert_sync_batchnorm).
 __all__ = [
+    *(name for name in utils.__all__ if name != "revert_sync_batchnorm"),
     "ACTIVATION_LAYERS",
     "CONV_LAYERS",
-    "INITIALIZERS",
     "MODELS",
     "NORM_LAYERS",
     "PADDING_LAYERS",
@@ -81,8 +62,6 @@ __all__ = [
     "UPSAMPLE_LAYERS",
     "VGG",
     "AlexNet",
-    "Caffe2XavierInit",
-    "ConstantInit",
     "ContextBlock",
     "Conv2d",
     "Conv2dRFSearchOp",
@@ -96,23 +75,16 @@ __all__ = [
     "GeneralizedAttention",
     "HSigmoid",
     "HSwish",
-    "KaimingInit",
     "Linear",
     "MaxPool2d",
     "MaxPool3d",
     "NonLocal1d",
     "NonLocal2d",
     "NonLocal3d",
-    "NormalInit",
-    "PretrainedInit",
     "RFSearchHook",
     "ResNet",
     "Scale",
     "Swish",
-    "TruncNormalInit",
-    "UniformInit",
-    "XavierInit",
-    "bias_init_with_prob",
     "build_activation_layer",
     "build_conv_layer",
     "build_model_from_cfg",
@@ -120,18 +92,8 @@ __all__ = [
     "build_padding_layer",
     "build_plugin_layer",
     "build_upsample_layer",
-    "caffe2_xavier_init",
-    "constant_init",
     "conv_ws_2d",
-    "fuse_conv_bn",
-    "get_model_complexity_info",
-    "initialize",
     "is_norm",
-    "kaiming_init",
     "make_res_layer",
     "make_vgg_layer",
-    "normal_init",
-    "trunc_normal_init",
-    "uniform_init",
-    "xavier_init",
 ]

@@ -9,6 +9,8 @@ from torch import nn
 
 from mmpar.runner.checkpoint import load_checkpoint
 
+from .utils.weight_init import constant_init, kaiming_init, normal_init
+
 
 def init_or_load(
     model: nn.Module, pretrained: str | None, default_init: Callable[[], None]
@@ -25,3 +27,18 @@ def init_or_load(
         default_init()
     else:
         raise TypeError(f"pretrained must be a str or None, but got {type(pretrained).__name__}")
+
+
+def default_init(model: nn.Module, linear_std: float | None = None) -> None:
+    """Mmcv's default init of these backbones: Kaiming convs, BatchNorm weight 1 and bias 0.
+
+    With ``linear_std``, linear layers are drawn from a normal with that std (VGG's head), in
+    the same pass over ``model.modules()``, so the random draws come in mmcv's order.
+    """
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            kaiming_init(m)
+        elif isinstance(m, nn.BatchNorm2d):
+            constant_init(m, 1)
+        elif linear_std is not None and isinstance(m, nn.Linear):
+            normal_init(m, std=linear_std)

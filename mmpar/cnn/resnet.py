@@ -11,8 +11,8 @@ from typing import Sequence, Union
 import torch.utils.checkpoint as cp
 from torch import Tensor, nn
 
-from ._pretrained import init_or_load
-from .utils.weight_init import constant_init, kaiming_init
+from ._frozen import apply_bn_eval, freeze
+from ._pretrained import default_init, init_or_load
 
 __all__ = ["BasicBlock", "Bottleneck", "ResNet", "conv3x3", "make_res_layer"]
 
@@ -257,15 +257,7 @@ class ResNet(nn.Module):
 
     def init_weights(self, pretrained: str | None = None) -> None:
         """Load ``pretrained`` non-strictly, or Kaiming convs and BatchNorm weight 1, bias 0."""
-
-        def default() -> None:
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    kaiming_init(m)
-                elif isinstance(m, nn.BatchNorm2d):
-                    constant_init(m, 1)
-
-        init_or_load(self, pretrained, default)
+        init_or_load(self, pretrained, lambda: default_init(self))
 
     def forward(self, x: Tensor) -> Union[Tensor, tuple[Tensor, ...]]:
         """The outputs of the ``out_indices`` stages: a tensor for one, else a tuple."""
@@ -281,20 +273,10 @@ class ResNet(nn.Module):
         """Set the training mode, then re-apply ``bn_eval``/``bn_frozen`` and frozen stages."""
         super().train(mode)
         if self.bn_eval:
-            for m in self.modules():
-                if isinstance(m, nn.BatchNorm2d):
-                    m.eval()
-                    if self.bn_frozen:
-                        for param in m.parameters():
-                            param.requires_grad = False
+            apply_bn_eval(self, self.bn_frozen)
         if mode and self.frozen_stages >= 0:
-            for param in self.conv1.parameters():
-                param.requires_grad = False
-            frozen = [self.bn1] + [
-                getattr(self, f"layer{i}") for i in range(1, self.frozen_stages + 1)
-            ]
-            for module in frozen:
-                module.eval()
-                for param in module.parameters():
-                    param.requires_grad = False
+            freeze(self.conv1, eval_mode=False)  # as mmcv: the stem conv keeps its mode
+            stages = [getattr(self, f"layer{i}") for i in range(1, self.frozen_stages + 1)]
+            for module in [self.bn1, *stages]:
+                freeze(module)
         return self

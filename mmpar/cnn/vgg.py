@@ -6,8 +6,8 @@ from typing import Sequence, Union
 
 from torch import Tensor, nn
 
-from ._pretrained import init_or_load
-from .utils.weight_init import constant_init, kaiming_init, normal_init
+from ._frozen import apply_bn_eval, freeze
+from ._pretrained import default_init, init_or_load
 
 __all__ = ["VGG", "conv3x3", "make_vgg_layer"]
 
@@ -128,17 +128,7 @@ class VGG(nn.Module):
         The default: Kaiming (fan-out) convs, BatchNorm weight 1 and bias 0, linear layers
         normal with std 0.01.
         """
-
-        def default() -> None:
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    kaiming_init(m)
-                elif isinstance(m, nn.BatchNorm2d):
-                    constant_init(m, 1)
-                elif isinstance(m, nn.Linear):
-                    normal_init(m, std=0.01)
-
-        init_or_load(self, pretrained, default)
+        init_or_load(self, pretrained, lambda: default_init(self, linear_std=0.01))
 
     def forward(self, x: Tensor) -> Union[Tensor, tuple[Tensor, ...]]:
         """The outputs of the ``out_indices`` stages (then the class scores, with a classifier).
@@ -160,17 +150,10 @@ class VGG(nn.Module):
         """Set the training mode, then re-apply ``bn_eval``/``bn_frozen`` and frozen stages."""
         super().train(mode)
         if self.bn_eval:
-            for m in self.modules():
-                if isinstance(m, nn.BatchNorm2d):
-                    m.eval()
-                    if self.bn_frozen:
-                        for param in m.parameters():
-                            param.requires_grad = False
+            apply_bn_eval(self, self.bn_frozen)
         features = getattr(self, self.module_name)
         if mode and self.frozen_stages >= 0:
             for start, end in self.range_sub_modules[: self.frozen_stages]:
                 for j in range(start, end):
-                    features[j].eval()
-                    for param in features[j].parameters():
-                        param.requires_grad = False
+                    freeze(features[j])
         return self

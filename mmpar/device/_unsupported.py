@@ -8,8 +8,9 @@ one raises :class:`BackendNotSupportedError` saying what is missing and what to 
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
-__all__ = ["BACKENDS", "BackendNotSupportedError", "backend_error"]
+__all__ = ["BACKENDS", "BackendNotSupportedError", "UnsupportedWrapper", "backend_error"]
 
 #: backend key -> (what it is, the vendor library mmcv needed for it)
 BACKENDS: dict[str, tuple[str, str]] = {
@@ -45,3 +46,18 @@ def backend_error(name: str, backend: str, instead: str) -> BackendNotSupportedE
         f"{name} cannot be used: mmpar does not ship {what} support ({missing}). "
         f"Use {instead} instead."
     )
+
+
+class UnsupportedWrapper:
+    """Mixin of the NPU/MLU model wrappers: constructing one raises :func:`backend_error`.
+
+    A wrapper lists this before its mmpar parent (``class NPUDataParallel(UnsupportedWrapper,
+    MMDataParallel)``), so ``isinstance``/``is_module_wrapper`` answer as in mmcv, and sets the
+    backend key and what to use instead.
+    """
+
+    unsupported_backend: str = ""
+    use_instead: str = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise backend_error(type(self).__name__, self.unsupported_backend, self.use_instead)

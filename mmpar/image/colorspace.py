@@ -57,15 +57,7 @@ def bgr2gray(img: np.ndarray, keepdim: bool = False) -> np.ndarray:
 
 
 def rgb2gray(img: np.ndarray, keepdim: bool = False) -> np.ndarray:
-    """Convert an RGB image to grayscale.
-
-    Args:
-        img: The RGB image.
-        keepdim: Keep a trailing channel axis of size 1 (shape ``(h, w, 1)``).
-
-    Returns:
-        The grayscale image, ``(h, w)`` or ``(h, w, 1)``.
-    """
+    """Convert an RGB image to grayscale: :func:`bgr2gray` for RGB channel order."""
     return _to_gray(img, cv2.COLOR_RGB2GRAY, keepdim)
 
 
@@ -88,14 +80,7 @@ def gray2bgr(img: np.ndarray) -> np.ndarray:
 
 
 def gray2rgb(img: np.ndarray) -> np.ndarray:
-    """Convert a grayscale image (``(h, w)`` or ``(h, w, 1)``) to RGB.
-
-    Args:
-        img: The grayscale image.
-
-    Returns:
-        The 3-channel image.
-    """
+    """Convert a grayscale image to RGB: :func:`gray2bgr` for RGB channel order."""
     return _from_gray(img, cv2.COLOR_GRAY2RGB)
 
 
@@ -175,18 +160,7 @@ def rgb2ycbcr(img: np.ndarray, y_only: bool = False) -> np.ndarray:
 
 
 def bgr2ycbcr(img: np.ndarray, y_only: bool = False) -> np.ndarray:
-    """Convert a BGR image to YCbCr (ITU-R BT.601); see :func:`rgb2ycbcr`.
-
-    Args:
-        img: uint8 in [0, 255] or float32 in [0, 1].
-        y_only: Return only the Y channel, shape ``(h, w)``.
-
-    Returns:
-        The YCbCr image in the input's type and range.
-
-    Raises:
-        TypeError: ``img`` is neither uint8 nor float32.
-    """
+    """Convert a BGR image to YCbCr (ITU-R BT.601): :func:`rgb2ycbcr` for BGR channel order."""
     return _ycbcr_from(img, y_only, "bgr")
 
 
@@ -206,17 +180,7 @@ def ycbcr2rgb(img: np.ndarray) -> np.ndarray:
 
 
 def ycbcr2bgr(img: np.ndarray) -> np.ndarray:
-    """Convert a YCbCr image (ITU-R BT.601) to BGR; see :func:`ycbcr2rgb`.
-
-    Args:
-        img: uint8 in [0, 255] or float32 in [0, 1].
-
-    Returns:
-        The BGR image in the input's type and range.
-
-    Raises:
-        TypeError: ``img`` is neither uint8 nor float32.
-    """
+    """Convert a YCbCr image (ITU-R BT.601) to BGR: :func:`ycbcr2rgb` for BGR channel order."""
     return _ycbcr_to(img, "bgr")
 
 

@@ -552,16 +552,28 @@ def cutout(
     return result
 
 
-def _warp_fixed_size(
-    img: np.ndarray, matrix: np.ndarray, border_value: tuple, interpolation: str
+def _warp_along(
+    img: np.ndarray,
+    direction: str,
+    matrices: tuple[list, list],
+    border_value: Union[int, tuple],
+    interpolation: str,
 ) -> np.ndarray:
+    """Warp ``img`` into its own size by the affine matrix (horizontal, vertical) of ``direction``.
+
+    Raises:
+        ValueError: ``border_value`` is neither an int nor a tuple.
+    """
+    assert direction in ("horizontal", "vertical"), f"invalid direction {direction!r}"
+    border = _per_channel(border_value, _channels(img), "border_value", ValueError)
+    matrix = np.float32(matrices[0] if direction == "horizontal" else matrices[1])
     height, width = img.shape[:2]
     # OpenCV takes at most 4 border values (a Scalar); masks with more channels use the first 3.
     return cv2.warpAffine(
         img,
         matrix,
         (width, height),
-        borderValue=border_value[:3],
+        borderValue=border[:3],
         flags=cv2_interp_codes[interpolation],
     )
 
@@ -588,13 +600,8 @@ def imshear(
     Raises:
         ValueError: ``border_value`` is neither an int nor a tuple.
     """
-    assert direction in ("horizontal", "vertical"), f"invalid direction {direction!r}"
-    border = _per_channel(border_value, _channels(img), "border_value", ValueError)
-    if direction == "horizontal":
-        matrix = np.float32([[1, magnitude, 0], [0, 1, 0]])
-    else:
-        matrix = np.float32([[1, 0, 0], [magnitude, 1, 0]])
-    return _warp_fixed_size(img, matrix, border, interpolation)
+    matrices = ([[1, magnitude, 0], [0, 1, 0]], [[1, 0, 0], [magnitude, 1, 0]])
+    return _warp_along(img, direction, matrices, border_value, interpolation)
 
 
 def imtranslate(
@@ -619,10 +626,5 @@ def imtranslate(
     Raises:
         ValueError: ``border_value`` is neither an int nor a tuple.
     """
-    assert direction in ("horizontal", "vertical"), f"invalid direction {direction!r}"
-    border = _per_channel(border_value, _channels(img), "border_value", ValueError)
-    if direction == "horizontal":
-        matrix = np.float32([[1, 0, offset], [0, 1, 0]])
-    else:
-        matrix = np.float32([[1, 0, 0], [0, 1, offset]])
-    return _warp_fixed_size(img, matrix, border, interpolation)
+    matrices = ([[1, 0, offset], [0, 1, 0]], [[1, 0, 0], [0, 1, offset]])
+    return _warp_along(img, direction, matrices, border_value, interpolation)

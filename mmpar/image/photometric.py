@@ -237,16 +237,7 @@ def adjust_brightness(
 def adjust_contrast(img: np.ndarray, factor: float = 1.0, backend: str | None = None) -> np.ndarray:
     """Blend the image with its mean gray level: 0 gives flat gray, 1 the image.
 
-    Args:
-        img: The BGR image.
-        factor: Blend factor.
-        backend: ``'cv2'``, ``'pillow'`` (uint8) or None (OpenCV).
-
-    Returns:
-        The image, same dtype, values clipped to [0, 255].
-
-    Raises:
-        ValueError: Unknown backend.
+    Arguments, result and errors as :func:`adjust_brightness`.
     """
     if _backend(backend) == "pillow":
         return _pillow_enhance(img, ImageEnhance.Contrast, factor)

@@ -1,32 +1,16 @@
 """Models: registries, classifiers, backbones, necks, heads and losses (mmcls 0.x layout)."""
 
+from . import builder
 from .backbones import LeNet, ResNet
-from .builder import (
-    BACKBONES,
-    CLASSIFIERS,
-    HEADS,
-    LOSSES,
-    MODELS,
-    NECKS,
-    build_backbone,
-    build_classifier,
-    build_head,
-    build_loss,
-    build_model,
-    build_neck,
-)
+from .builder import *  # noqa: F403 (the registries and builders, listed in builder.__all__)
 from .classifiers import ImageClassifier
 from .heads import LinearClsHead
 from .losses import CrossEntropyLoss, accuracy
 from .necks import GlobalAveragePooling
 
+# builder.py lists the registries and builders; the package leaves out its cfg helper.
 __all__ = [
-    "BACKBONES",
-    "CLASSIFIERS",
-    "HEADS",
-    "LOSSES",
-    "MODELS",
-    "NECKS",
+    *(name for name in builder.__all__ if name != "build_model_from_cfg"),
     "CrossEntropyLoss",
     "GlobalAveragePooling",
     "ImageClassifier",
@@ -34,10 +18,4 @@ __all__ = [
     "LinearClsHead",
     "ResNet",
     "accuracy",
-    "build_backbone",
-    "build_classifier",
-    "build_head",
-    "build_loss",
-    "build_model",
-    "build_neck",
 ]

@@ -181,15 +181,4 @@ class ModulatedDeformConv2dPack(ModulatedDeformConv2d):
             ``(N, C_out, H_out, W_out)``.
         """
         o1, o2, mask = torch.chunk(self.conv_offset(x), 3, dim=1)
-        return modulated_deform_conv2d(
-            x,
-            torch.cat((o1, o2), dim=1),
-            torch.sigmoid(mask),
-            self.weight,
-            self.bias,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.groups,
-            self.deform_groups,
-        )
+        return super().forward(x, torch.cat((o1, o2), dim=1), torch.sigmoid(mask))

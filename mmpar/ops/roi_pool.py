@@ -59,15 +59,7 @@ class RoIPool(nn.Module):
         self.spatial_scale = float(spatial_scale)
 
     def forward(self, input: Tensor, rois: Tensor) -> Tensor:  # noqa: A002
-        """Pool ``rois`` (``(K, 5)``) from ``input`` (NCHW).
-
-        Args:
-            input: Features ``(N, C, H, W)``.
-            rois: Boxes ``(K, 5)``.
-
-        Returns:
-            ``(K, C, h, w)`` pooled features.
-        """
+        """Max-pool ``rois`` from ``input``; shapes as :meth:`mmpar.ops.RoIAlign.forward`."""
         return roi_pool(input, rois, self.output_size, self.spatial_scale)
 
     def __repr__(self) -> str:

@@ -116,25 +116,16 @@ class SyncBatchNorm(nn.SyncBatchNorm):
             self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked)
-        if not self.training and self.track_running_stats:
+        batch_stats = self.training or not self.track_running_stats
+        if not batch_stats or self.group_size == 1:
+            # Eval with running statistics, or a group of one: plain batch norm, no all-reduce.
             return F.batch_norm(
                 input,
                 self.running_mean,
                 self.running_var,
                 self.weight,
                 self.bias,
-                False,
-                factor,
-                self.eps,
-            )
-        if self.group_size == 1:
-            return F.batch_norm(
-                input,
-                self.running_mean,
-                self.running_var,
-                self.weight,
-                self.bias,
-                True,
+                batch_stats,
                 factor,
                 self.eps,
             )

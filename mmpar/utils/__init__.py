@@ -7,6 +7,7 @@ on first access, so they are not in ``__all__``: ``from mmpar.utils import *`` s
 
 from typing import Any
 
+from . import misc, testing
 from .compat_errors import NOT_PROVIDED, not_provided
 from .config import (
     Config,
@@ -18,45 +19,14 @@ from .config import (
 )
 from .env import collect_env
 from .logging import get_logger, print_log
-from .misc import (
-    check_prerequisites,
-    concat_list,
-    deprecated_api_warning,
-    has_method,
-    import_modules_from_strings,
-    is_list_of,
-    is_method_overridden,
-    is_seq_of,
-    is_str,
-    is_tuple_of,
-    iter_cast,
-    list_cast,
-    requires_executable,
-    requires_package,
-    set_random_seed,
-    slice_list,
-    to_1tuple,
-    to_2tuple,
-    to_3tuple,
-    to_4tuple,
-    to_ntuple,
-    tuple_cast,
-)
+from .misc import *  # noqa: F403 (its names are listed once, in misc.__all__)
 from .parrots_jit import jit, skip_no_elena
 from .path import check_file_exist, fopen, is_filepath, mkdir_or_exist, scandir, symlink
 from .plugins import load_entry_point_plugins
 from .progressbar import ProgressBar, track_iter_progress, track_parallel_progress, track_progress
 from .registry import ConfigArgumentError, Registry, build_from_cfg
 from .seed import worker_init_fn
-from .testing import (
-    assert_attrs_equal,
-    assert_dict_contains_subset,
-    assert_dict_has_keys,
-    assert_is_norm_layer,
-    assert_keys_equal,
-    assert_params_all_zeros,
-    check_python_script,
-)
+from .testing import *  # noqa: F403 (its names are listed once, in testing.__all__)
 from .timer import Timer, TimerError, check_time
 from .version_utils import digit_version, get_git_hash
 
@@ -105,7 +75,10 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
 
+# misc's and testing's names are listed once, in their modules (misc keeps two helpers internal).
 __all__ = [
+    *(name for name in misc.__all__ if name not in ("check_int_arg", "import_optional")),
+    *testing.__all__,
     "Config",
     "ConfigArgumentError",
     "ConfigDict",
@@ -117,53 +90,25 @@ __all__ = [
     "Registry",
     "Timer",
     "TimerError",
-    "assert_attrs_equal",
-    "assert_dict_contains_subset",
-    "assert_dict_has_keys",
-    "assert_is_norm_layer",
-    "assert_keys_equal",
-    "assert_params_all_zeros",
     "build_from_cfg",
     "check_file_exist",
-    "check_prerequisites",
-    "check_python_script",
     "check_time",
     "collect_env",
-    "concat_list",
-    "deprecated_api_warning",
     "digit_version",
     "fopen",
     "get_git_hash",
     "get_logger",
-    "has_method",
-    "import_modules_from_strings",
     "is_filepath",
-    "is_list_of",
-    "is_method_overridden",
-    "is_seq_of",
-    "is_str",
-    "is_tuple_of",
-    "iter_cast",
     "jit",
-    "list_cast",
     "load_entry_point_plugins",
     "mkdir_or_exist",
     "print_log",
-    "requires_executable",
-    "requires_package",
     "scandir",
-    "set_random_seed",
     "skip_no_elena",
-    "slice_list",
     "symlink",
-    "to_1tuple",
-    "to_2tuple",
-    "to_3tuple",
-    "to_4tuple",
-    "to_ntuple",
     "track_iter_progress",
     "track_parallel_progress",
     "track_progress",
-    "tuple_cast",
     "worker_init_fn",
 ]
+__all__.sort()  # one sorted list, whatever order the modules list theirs in

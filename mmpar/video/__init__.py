@@ -1,5 +1,7 @@
 """mmcv 1.x's ``mmcv.video``: frame access with OpenCV, optical-flow files, ffmpeg helpers."""
 
+# ruff: noqa: F401 (the imports are the public names; ``__all__`` is read from the root's table)
+from .._lazy_names import LAZY_SUBPACKAGES
 from .io import Cache, VideoReader, frames2video
 from .optflow import (
     dequantize_flow,
@@ -12,19 +14,5 @@ from .optflow import (
 )
 from .processing import concat_video, convert_video, cut_video, resize_video
 
-__all__ = [
-    "Cache",
-    "VideoReader",
-    "concat_video",
-    "convert_video",
-    "cut_video",
-    "dequantize_flow",
-    "flow_from_bytes",
-    "flow_warp",
-    "flowread",
-    "flowwrite",
-    "frames2video",
-    "quantize_flow",
-    "resize_video",
-    "sparse_flow_from_bytes",
-]
+# The names are the row of the root's lazy table, so ``mmpar.<name>`` serves exactly these.
+__all__ = list(LAZY_SUBPACKAGES["video"])

@@ -3,6 +3,7 @@
 Importing this package imports every brick module, so every layer is registered.
 """
 
+from . import registry
 from .activation import build_activation_layer
 from .context_block import ContextBlock
 from .conv import build_conv_layer
@@ -18,20 +19,7 @@ from .non_local import NonLocal1d, NonLocal2d, NonLocal3d
 from .norm import build_norm_layer, is_norm
 from .padding import build_padding_layer
 from .plugin import build_plugin_layer
-from .registry import (
-    ACTIVATION_LAYERS,
-    ATTENTION,
-    CONV_LAYERS,
-    DROPOUT_LAYERS,
-    FEEDFORWARD_NETWORK,
-    NORM_LAYERS,
-    PADDING_LAYERS,
-    PLUGIN_LAYERS,
-    POSITIONAL_ENCODING,
-    TRANSFORMER_LAYER,
-    TRANSFORMER_LAYER_SEQUENCE,
-    UPSAMPLE_LAYERS,
-)
+from .registry import *  # noqa: F403 (every registry; their names come from registry.__all__)
 from .scale import Scale
 from .swish import Swish
 from .transformer import (
@@ -59,20 +47,10 @@ from .wrappers import (
     MaxPool3d,
 )
 
+# The registries are listed once, in registry.py.
 __all__ = [
-    "ACTIVATION_LAYERS",
-    "ATTENTION",
-    "CONV_LAYERS",
-    "DROPOUT_LAYERS",
-    "FEEDFORWARD_NETWORK",
+    *registry.__all__,
     "FFN",
-    "NORM_LAYERS",
-    "PADDING_LAYERS",
-    "PLUGIN_LAYERS",
-    "POSITIONAL_ENCODING",
-    "TRANSFORMER_LAYER",
-    "TRANSFORMER_LAYER_SEQUENCE",
-    "UPSAMPLE_LAYERS",
     "AdaptivePadding",
     "BaseTransformerLayer",
     "ContextBlock",

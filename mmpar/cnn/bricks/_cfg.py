@@ -1,7 +1,8 @@
-"""The config checks and registry lookup the ``build_*_layer`` functions share."""
+"""The config checks, registry lookup and name stems the ``build_*_layer`` functions share."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from mmpar.utils.registry import Registry
@@ -31,3 +32,18 @@ def split_layer_cfg(cfg: Any, registry: Registry, what: str) -> tuple[Any, dict]
             f"Unrecognized {what} type {layer_type!r}: {registry.missing_message(str(layer_type))}"
         )
     return layer_cls, args
+
+
+# A class may declare ``_abbr_ = None``, so "none declared" needs its own marker.
+NO_ABBR = object()
+
+
+def declared_abbr(class_type: Any) -> Any:
+    """The ``_abbr_`` a layer class declares for its attribute names, else ``NO_ABBR``.
+
+    Raises:
+        TypeError: ``class_type`` is not a class.
+    """
+    if not inspect.isclass(class_type):
+        raise TypeError(f"class_type must be a type, but got {type(class_type)}")
+    return getattr(class_type, "_abbr_", NO_ABBR)

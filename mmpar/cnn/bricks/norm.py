@@ -6,7 +6,6 @@ which is part of the state-dict keys of every model that uses it.
 
 from __future__ import annotations
 
-import inspect
 from typing import Union
 
 from torch import nn
@@ -14,7 +13,7 @@ from torch import nn
 from mmpar.utils.misc import is_tuple_of
 from mmpar.utils.parrots_wrapper import SyncBatchNorm, _BatchNorm, _InstanceNorm
 
-from ._cfg import split_layer_cfg
+from ._cfg import NO_ABBR, declared_abbr, split_layer_cfg
 from .registry import NORM_LAYERS
 
 NORM_LAYERS.register_module("BN", module=nn.BatchNorm2d)
@@ -52,10 +51,9 @@ def infer_abbr(class_type: type) -> str:
     Raises:
         TypeError: ``class_type`` is not a class.
     """
-    if not inspect.isclass(class_type):
-        raise TypeError(f"class_type must be a type, but got {type(class_type)}")
-    if hasattr(class_type, "_abbr_"):
-        return class_type._abbr_
+    abbr = declared_abbr(class_type)
+    if abbr is not NO_ABBR:
+        return abbr
     for base, abbr in _ABBR_BY_BASE:
         if issubclass(class_type, base):
             return abbr

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
 import re
 from typing import Any, Union
 
 from torch import nn
 
-from ._cfg import split_layer_cfg
+from ._cfg import NO_ABBR, declared_abbr, split_layer_cfg
 from .registry import PLUGIN_LAYERS
 
 
@@ -25,10 +24,9 @@ def infer_abbr(class_type: type) -> str:
     Raises:
         TypeError: ``class_type`` is not a class.
     """
-    if not inspect.isclass(class_type):
-        raise TypeError(f"class_type must be a type, but got {type(class_type)}")
-    if hasattr(class_type, "_abbr_"):
-        return class_type._abbr_
+    abbr = declared_abbr(class_type)
+    if abbr is not NO_ABBR:
+        return abbr
     return _camel_to_snake(class_type.__name__)
 
 

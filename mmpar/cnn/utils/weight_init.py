@@ -5,50 +5,15 @@ Its one implementation is re-exported here, not copied: ``mmpar.cnn.constant_ini
 through either path is seen by both.
 """
 
-from mmpar.runner.weight_init import (
-    INITIALIZERS,
-    BaseInit,
-    Caffe2XavierInit,
-    ConstantInit,
-    KaimingInit,
-    NormalInit,
-    PretrainedInit,
-    TruncNormalInit,
-    UniformInit,
-    XavierInit,
-    bias_init_with_prob,
-    caffe2_xavier_init,
-    constant_init,
-    initialize,
-    kaiming_init,
-    normal_init,
-    trunc_normal_,
-    trunc_normal_init,
-    uniform_init,
-    update_init_info,
-    xavier_init,
-)
+from mmpar.runner import weight_init as _runner_weight_init
+from mmpar.runner.weight_init import *  # noqa: F403 (one implementation, listed in its __all__)
 
-__all__ = [
-    "INITIALIZERS",
-    "BaseInit",
-    "Caffe2XavierInit",
-    "ConstantInit",
-    "KaimingInit",
-    "NormalInit",
-    "PretrainedInit",
-    "TruncNormalInit",
-    "UniformInit",
-    "XavierInit",
-    "bias_init_with_prob",
-    "caffe2_xavier_init",
-    "constant_init",
-    "initialize",
-    "kaiming_init",
-    "normal_init",
-    "trunc_normal_",
-    "trunc_normal_init",
-    "uniform_init",
-    "update_init_info",
-    "xavier_init",
-]
+# mmcv's module has the initialisers only, not mmpar's init-cfg errors and helpers.
+_MMPAR_ONLY = (
+    "InitCfgError",
+    "PretrainedKeyError",
+    "UnknownInitTypeError",
+    "apply_init_cfg",
+    "load_pretrained",
+)
+__all__ = [name for name in _runner_weight_init.__all__ if name not in _MMPAR_ONLY]

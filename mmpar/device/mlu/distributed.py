@@ -1,27 +1,14 @@
 """MLUDistributedDataParallel (mmcv 1.x): importable; mmpar does not ship Cambricon MLU support."""
 
-from __future__ import annotations
-
-from typing import Any
-
 from mmpar.parallel import MMDistributedDataParallel
 
-from .._unsupported import backend_error
+from .._unsupported import UnsupportedWrapper
 
 __all__ = ["MLUDistributedDataParallel"]
 
 
-class MLUDistributedDataParallel(MMDistributedDataParallel):
-    """mmcv's MLU DDP wrapper; constructing it raises ``BackendNotSupportedError``.
+class MLUDistributedDataParallel(UnsupportedWrapper, MMDistributedDataParallel):
+    """mmcv's MLU DDP wrapper; constructing it raises ``BackendNotSupportedError``."""
 
-    Args:
-        *args: As mmcv's (DistributedDataParallel's).
-        **kwargs: As mmcv's.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise backend_error(
-            "MLUDistributedDataParallel",
-            "mlu",
-            "mmpar.parallel.MMDistributedDataParallel (CUDA with NCCL, or the CPU with gloo)",
-        )
+    unsupported_backend = "mlu"
+    use_instead = "mmpar.parallel.MMDistributedDataParallel (CUDA with NCCL, or the CPU with gloo)"

@@ -1,31 +1,14 @@
 """NPUDataParallel (mmcv 1.x): importable; mmpar does not ship Ascend NPU support."""
 
-from __future__ import annotations
-
-from typing import Any
-
 from mmpar.parallel import MMDataParallel
 
-from .._unsupported import backend_error
+from .._unsupported import UnsupportedWrapper
 
 __all__ = ["NPUDataParallel"]
 
 
-class NPUDataParallel(MMDataParallel):
-    """mmcv's single-NPU wrapper; constructing it raises ``BackendNotSupportedError``.
+class NPUDataParallel(UnsupportedWrapper, MMDataParallel):
+    """mmcv's single-NPU wrapper; constructing it raises ``BackendNotSupportedError``."""
 
-    A subclass of :class:`~mmpar.parallel.MMDataParallel`, so ``isinstance`` checks and
-    ``is_module_wrapper`` answer as in mmcv.
-
-    Args:
-        *args: As mmcv's (the module, ...).
-        dim: As mmcv's.
-        **kwargs: As mmcv's.
-    """
-
-    def __init__(self, *args: Any, dim: int = 0, **kwargs: Any) -> None:
-        raise backend_error(
-            "NPUDataParallel",
-            "npu",
-            "mmpar.parallel.MMDataParallel (CUDA, or device_ids=[-1] for the CPU)",
-        )
+    unsupported_backend = "npu"
+    use_instead = "mmpar.parallel.MMDataParallel (CUDA, or device_ids=[-1] for the CPU)"

@@ -1,27 +1,14 @@
 """NPUDistributedDataParallel (mmcv 1.x): importable; mmpar does not ship Ascend NPU support."""
 
-from __future__ import annotations
-
-from typing import Any
-
 from mmpar.parallel import MMDistributedDataParallel
 
-from .._unsupported import backend_error
+from .._unsupported import UnsupportedWrapper
 
 __all__ = ["NPUDistributedDataParallel"]
 
 
-class NPUDistributedDataParallel(MMDistributedDataParallel):
-    """mmcv's NPU DDP wrapper; constructing it raises ``BackendNotSupportedError``.
+class NPUDistributedDataParallel(UnsupportedWrapper, MMDistributedDataParallel):
+    """mmcv's NPU DDP wrapper; constructing it raises ``BackendNotSupportedError``."""
 
-    Args:
-        *args: As mmcv's (DistributedDataParallel's).
-        **kwargs: As mmcv's.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise backend_error(
-            "NPUDistributedDataParallel",
-            "npu",
-            "mmpar.parallel.MMDistributedDataParallel (CUDA with NCCL, or the CPU with gloo)",
-        )
+    unsupported_backend = "npu"
+    use_instead = "mmpar.parallel.MMDistributedDataParallel (CUDA with NCCL, or the CPU with gloo)"

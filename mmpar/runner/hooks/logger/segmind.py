@@ -26,14 +26,7 @@ class SegmindLoggerHook(LoggerHook):
         ImportError: segmind is not installed.
     """
 
-    def __init__(
-        self,
-        interval: int = 10,
-        ignore_last: bool = True,
-        reset_flag: bool = False,
-        by_epoch: bool = True,
-    ) -> None:
-        super().__init__(interval, ignore_last, reset_flag, by_epoch)
+    def _import_tracker(self) -> None:
         self.import_segmind()
 
     def import_segmind(self) -> None:
