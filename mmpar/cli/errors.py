@@ -21,6 +21,7 @@ from typing import Iterator
 
 from mmpar.runner.checkpoint import CheckpointError, CheckpointSaveError, UnsafeCheckpointError
 from mmpar.runner.model_compile import CompileBackendError
+from mmpar.utils import compat_errors
 from mmpar.utils.registry import ConfigArgumentError
 
 
@@ -68,9 +69,21 @@ def error_message(err: BaseException) -> str:
     return text
 
 
+def error_type_name(err: BaseException) -> str:
+    """The type named on the ``error:`` line.
+
+    The mmcv-compatibility types (``CheckValueError`` is a ValueError that is also mmcv's
+    AssertionError) exist only for ``except`` clauses; the user is shown the plain built-in type.
+    """
+    for cls in type(err).__mro__:
+        if cls.__module__ != compat_errors.__name__:
+            return cls.__name__
+    return type(err).__name__
+
+
 def fail(err: BaseException, code: int = 2) -> int:
     """Print ``error: <Type>: <message>`` to stderr and return ``code``."""
-    print(f"error: {type(err).__name__}: {error_message(err)}", file=sys.stderr)
+    print(f"error: {error_type_name(err)}: {error_message(err)}", file=sys.stderr)
     return code
 
 

@@ -3,11 +3,13 @@
 import pytest
 
 from mmpar.cli import UsageError, environment_errors, user_errors
+from mmpar.cli.errors import error_type_name
 from mmpar.runner.checkpoint import (
     CheckpointSaveError,
     CorruptCheckpointError,
     UnsafeCheckpointError,
 )
+from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 from mmpar.utils.registry import ConfigArgumentError
 
 
@@ -90,3 +92,22 @@ def test_system_exit_and_interrupt_are_not_swallowed():
     assert info.value.code == 3
     with pytest.raises(KeyboardInterrupt), environment_errors():
         raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    ("err", "shown"),
+    [
+        (CheckValueError("interval must be a positive int, got 0"), "ValueError"),
+        (ConfigArgumentError("lr_config: missing 'step'"), "ConfigArgumentError"),
+    ],
+)
+def test_compat_error_types_are_shown_as_the_builtin_type(capsys, err, shown):
+    # CheckValueError is also an AssertionError for mmcv's except clauses; users read ValueError.
+    code, lines = _exit(capsys, user_errors, err)
+    assert code == 2
+    assert lines == [f"error: {shown}: {err}"]
+
+
+def test_error_type_name_skips_compat_types():
+    assert error_type_name(CheckTypeError("x")) == "TypeError"
+    assert error_type_name(KeyError("x")) == "KeyError"
