@@ -250,7 +250,7 @@ def build_train_runner(
     (``optimizer: SGD (registry "optimizer"): unexpected keyword argument "lrr" ...``).
     The runner creates ``cfg.work_dir`` if it is missing (an empty directory).
     ``cfg.compile`` (True, or a dict of ``torch.compile`` arguments) compiles the model in
-    place before it is wrapped (see :func:`mmpar.runner.model_compile.compile_model`).
+    place before it is wrapped (see :func:`mmpar.runner.model_setup.compile.compile_model`).
 
     Args:
         model: The bare model (``train_step``/``val_step`` API).
@@ -270,7 +270,7 @@ def build_train_runner(
     """
     from mmpar.runner import DistSamplerSeedHook, build_optimizer, build_runner
     from mmpar.runner.epoch_based_runner import check_workflow
-    from mmpar.runner.model_compile import compile_model
+    from mmpar.runner.model_setup.compile import compile_model
 
     check_train_config(cfg, validate)
     logger = get_logger("mmpar", log_level=cfg.get("log_level", "INFO"))

@@ -21,18 +21,18 @@ from torch.optim import Optimizer
 from mmpar.parallel import is_module_wrapper
 from mmpar.utils.logging import get_logger
 
+from .arg_checks import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
+from .checkpointing.checkpointer import CheckpointMixin
 from .dist_utils import get_dist_info
 from .hook_registration import HookRegistrationMixin
 from .hook_stages import HookList, StageEntry, live_from
 from .hooks import Hook
-from .loaders import find_resumable_sampler, set_loader_epoch, start_loader_iter
 from .log_buffer import LogBuffer
 from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
-from .resume import RESUME_STATE_VERSION, ResumeMixin, ResumeState
-from .run_identity import new_run_id
-from .runner_checkpoint import CheckpointMixin
+from .resume.loader_position import find_resumable_sampler, set_loader_epoch, start_loader_iter
+from .resume.run_identity import new_run_id
+from .resume.runner_state import RESUME_STATE_VERSION, ResumeMixin, ResumeState
 from .utils import get_time_str
-from .validation import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
 
 
 class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=ABCMeta):

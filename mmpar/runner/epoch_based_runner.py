@@ -8,12 +8,12 @@ from typing import Any
 
 import torch
 
+from .arg_checks import VALID_MODES as VALID_MODES
+from .arg_checks import check_workflow as check_workflow
 from .base_runner import BaseRunner
 from .builder import RUNNERS
-from .loaders import start_loader_iter
-from .runner_checkpoint import numbered_checkpoint_saver
-from .validation import VALID_MODES as VALID_MODES
-from .validation import check_workflow as check_workflow
+from .checkpointing.checkpointer import numbered_checkpoint_saver
+from .resume.loader_position import start_loader_iter
 
 
 @RUNNERS.register_module()

@@ -8,8 +8,8 @@ import torch
 
 from .base_runner import BaseRunner
 from .builder import RUNNERS
-from .loaders import IterLoader as IterLoader
-from .runner_checkpoint import numbered_checkpoint_saver
+from .checkpointing.checkpointer import numbered_checkpoint_saver
+from .resume.loader_position import IterLoader as IterLoader
 
 
 @RUNNERS.register_module()

@@ -13,14 +13,14 @@ import torch
 
 from mmpar.parallel import MMDataParallel, MMFullyShardedDataParallel
 from mmpar.runner import EpochBasedRunner, load_checkpoint, save_checkpoint
-from mmpar.runner.atomic_file import remove_checkpoint
-from mmpar.runner.fsdp_state import (
+from mmpar.runner.checkpointing.atomic_file import remove_checkpoint
+from mmpar.runner.checkpointing.fsdp_state import (
     checkpoint_is_collective,
     optimizer_state_by_ids,
     optimizer_state_by_names,
 )
+from mmpar.runner.checkpointing.model_state import CheckpointMismatchError
 from mmpar.runner.hooks import EMAHook
-from mmpar.runner.model_state import CheckpointMismatchError
 
 from ._fsdp_models import Mlp, _assert_same_state, _optimizer, _steps, _trained_pair
 

@@ -8,7 +8,7 @@ import torch.nn as nn
 
 import mmpar.models.weight_init as models_weight_init
 from mmpar.runner import UnsafeCheckpointError, save_checkpoint
-from mmpar.runner.weight_init import (
+from mmpar.runner.model_setup.weight_init import (
     apply_init_cfg,
     bias_init_with_prob,
     initialize,

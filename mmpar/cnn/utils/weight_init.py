@@ -1,11 +1,11 @@
-"""mmcv 1.x's ``mmcv.cnn.utils.weight_init``, served by :mod:`mmpar.runner.weight_init`.
+"""mmcv 1.x's ``mmcv.cnn.utils.weight_init``, served by :mod:`mmpar.runner.model_setup.weight_init`.
 
 Its one implementation is re-exported here, not copied: ``mmpar.cnn.constant_init`` is
-``mmpar.runner.weight_init.constant_init``, and an initialiser registered in ``INITIALIZERS``
-through either path is seen by both.
+``mmpar.runner.model_setup.weight_init.constant_init``, and an initialiser registered in
+``INITIALIZERS`` through either path is seen by both.
 """
 
-from mmpar.runner.weight_init import (
+from mmpar.runner.model_setup.weight_init import (
     INITIALIZERS,
     BaseInit,
     Caffe2XavierInit,

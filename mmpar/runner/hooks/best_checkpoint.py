@@ -6,8 +6,8 @@ import math
 import os.path as osp
 from typing import Any, Callable, Sequence, Union
 
-from ..atomic_file import remove_checkpoint
-from ..fsdp_state import checkpoint_is_collective
+from ..checkpointing.atomic_file import remove_checkpoint
+from ..checkpointing.fsdp_state import checkpoint_is_collective
 
 # Metric-name substrings for which a greater (or a smaller) value is better, as in mmcv.
 DEFAULT_GREATER_KEYS = (

@@ -11,8 +11,8 @@ import torch
 from mmpar.utils.dist import is_distributed
 from mmpar.utils.registry import ConfigArgumentError
 
-from ..atomic_file import remove_checkpoint
-from ..fsdp_state import checkpoint_is_collective
+from ..checkpointing.atomic_file import remove_checkpoint
+from ..checkpointing.fsdp_state import checkpoint_is_collective
 from .hook import HOOKS, Hook
 
 
@@ -25,7 +25,8 @@ class CheckpointHook(Hook):
     this hook wrote (the list survives resume through :meth:`state_dict`) and never the
     checkpoint recorded as best (``runner.meta['hook_msgs']['best_ckpt']``). Only rank 0
     writes; with a sharded (FSDP) model every rank joins the save (see
-    :func:`~mmpar.runner.fsdp_state.checkpoint_is_collective`), and rank 0 deletes old ones.
+    :func:`~mmpar.runner.checkpointing.fsdp_state.checkpoint_is_collective`), and rank 0
+    deletes old ones.
 
     Args:
         interval: Save every ``interval`` epochs (``by_epoch``) or iterations; ``-1``: never

@@ -15,7 +15,7 @@ from mmpar.engine import multi_device_test, single_device_test
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import broadcast_object, is_distributed
 
-from ..fsdp_state import checkpoint_is_collective
+from ..checkpointing.fsdp_state import checkpoint_is_collective
 from ..utils import get_rng_state, set_rng_state
 from .best_checkpoint import (
     DEFAULT_GREATER_KEYS,

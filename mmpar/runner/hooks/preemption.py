@@ -12,10 +12,10 @@ from typing import Any, Sequence
 
 from mmpar.utils.dist import is_distributed
 
-from ..atomic_file import remove_checkpoint
-from ..fsdp_state import checkpoint_is_collective
-from ..preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_signals
+from ..checkpointing.atomic_file import remove_checkpoint
+from ..checkpointing.fsdp_state import checkpoint_is_collective
 from .hook import HOOKS, Hook
+from .preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_signals
 
 PREEMPTED_EXIT_CODE = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again
 REQUEUE_TIMEOUT = 60  # seconds scontrol may take

@@ -1,8 +1,8 @@
 """The runner's checkpoint files: mmcv 1.x's ``save_checkpoint`` and ``load_checkpoint``.
 
 Every file the runner writes also carries the exact-resume state
-(:meth:`mmpar.runner.resume.ResumeMixin.resume_state`) under ``mmpar_state`` and the run's
-identity as ``meta['run_id']`` (:mod:`mmpar.runner.run_identity`).
+(:meth:`mmpar.runner.resume.runner_state.ResumeMixin.resume_state`) under ``mmpar_state`` and
+the run's identity as ``meta['run_id']`` (:mod:`mmpar.runner.resume.run_identity`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from torch.optim import Optimizer
 
 from mmpar.parallel import is_fully_sharded
 
-from .checkpoint import load_checkpoint, save_checkpoint, update_latest_link
+from ..checkpoint import load_checkpoint, save_checkpoint, update_latest_link
 from .fsdp_state import checkpoint_is_collective, load_full_optimizer_state
-from .sharded_checkpoint import save_sharded_checkpoint
+from .sharded import save_sharded_checkpoint
 
 
 def numbered_checkpoint_saver(default_tmpl: str, counter: str) -> Callable[..., str]:
@@ -69,7 +69,7 @@ class CheckpointMixin(metaclass=ABCMeta):
 
         ``CheckpointHook(sharded=True)`` (``checkpoint_config = dict(sharded=True)``) calls
         this; periodic, best and preemption checkpoints then all are directories, each rank
-        writing its shards (see :mod:`mmpar.runner.sharded_checkpoint`).
+        writing its shards (see :mod:`mmpar.runner.checkpointing.sharded`).
 
         Raises:
             ValueError: ``sharded`` but the model is not sharded (FSDP): a sharded checkpoint

@@ -16,11 +16,11 @@ from typing import Any
 
 from mmpar.utils.dist import broadcast_object, gather_object, is_distributed
 
-from .hooks import Hook
-from .loaders import find_resumable_sampler
+from ..checkpointing.sharded import is_sharded_checkpoint, load_sharded_checkpoint
+from ..hooks import Hook
+from ..utils import get_rng_state, set_rng_state
+from .loader_position import find_resumable_sampler
 from .run_identity import checkpoint_run_id, choose_resume_checkpoint, write_run_record
-from .sharded_checkpoint import is_sharded_checkpoint, load_sharded_checkpoint
-from .utils import get_rng_state, set_rng_state
 
 RESUME_STATE_VERSION = 1
 
@@ -92,7 +92,7 @@ class ResumeMixin:
     ``_hooks``, the counters ``_epoch``/``_iter``/``_inner_iter``, ``_next_position`` (the
     next batch's position, kept by the loop), ``_train_loader``, ``_resume``, the run identity
     ``_run_id`` / ``_resumed_from``, ``_rank`` / ``_world_size``, and ``load_checkpoint()`` /
-    ``_load_optimizer_state()`` (:mod:`mmpar.runner.runner_checkpoint`).
+    ``_load_optimizer_state()`` (:mod:`mmpar.runner.checkpointing.checkpointer`).
     """
 
     def resume_state(self) -> dict:
@@ -157,7 +157,7 @@ class ResumeMixin:
         Args:
             checkpoint: Path, or ``'auto'``: the newest loadable checkpoint of the run that last
                 started in ``work_dir`` (see
-                :func:`mmpar.runner.run_identity.choose_resume_checkpoint`); training starts
+                :func:`mmpar.runner.resume.run_identity.choose_resume_checkpoint`); training starts
                 from scratch when there is none.
             resume_optimizer: Also restore the optimizer state(s).
             map_location: Passed to ``torch.load``.
