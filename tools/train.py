@@ -257,15 +257,13 @@ def lock_and_build(args: argparse.Namespace, setup_result: tuple, log: DeferredL
     Raises:
         WorkDirLockedError: Another run holds the work dir (on every rank under torchrun).
     """
-    from mmpar.apis import build_train_runner
+    from mmpar.apis.train import build_train_runner, configured_resume
 
     cfg, model, datasets, distributed, meta = setup_result
     lock = WorkDirLock(cfg.work_dir)
     on_rank_zero(lock.acquire)
     try:
-        # As build_train_runner decides: resume_from wins over auto_resume.
-        auto_resume = (cfg.get("resume_from") or ("auto" if cfg.auto_resume else None)) == "auto"
-        check_shared_work_dir(lock, auto_resume)
+        check_shared_work_dir(lock, configured_resume(cfg) == "auto")
         # Unique per run (rank 0 draws it): names both <timestamp>.log and .log.json.
         timestamp = on_rank_zero(lambda: new_log_name(cfg.work_dir))
         runner, data_loaders = build_train_runner(

@@ -292,6 +292,8 @@ def load_checkpoint(
     logger: logging.Logger | None = None,
     revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     weights_only: bool = True,
+    *,
+    optimizer: Union[Optimizer, dict, None] = None,
 ) -> dict:
     """Load a checkpoint's weights into ``model`` and return the checkpoint dict.
 
@@ -310,6 +312,9 @@ def load_checkpoint(
             default strips the ``module.`` prefix of checkpoints saved from wrapped models.
         weights_only: Unpickle only tensors and plain containers (safe). Set False only for
             trusted files that hold other Python objects.
+        optimizer: (mmpar, keyword only) For a sharded checkpoint, also read this
+            optimizer's (or dict of optimizers') state, in the same pass as the weights. A
+            file's optimizer state is returned under ``'optimizer'`` for the caller to load.
 
     A sharded checkpoint (a directory, see :mod:`mmpar.runner.checkpointing.sharded`) is read
     with ``torch.distributed.checkpoint``: collective under ``torch.distributed``, every
@@ -327,7 +332,7 @@ def load_checkpoint(
             model (see :func:`load_state_dict`); the message names the file.
     """
     if is_sharded_checkpoint(filename):  # a directory: see mmpar.runner.checkpointing.sharded
-        return load_sharded_checkpoint(model, filename, strict=strict, logger=logger)
+        return load_sharded_checkpoint(model, filename, optimizer, strict, logger)  # one read
     checkpoint = _load_checkpoint(filename, map_location, logger, weights_only)
     if not isinstance(checkpoint, dict):
         raise CorruptCheckpointError(

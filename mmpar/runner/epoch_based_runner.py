@@ -106,7 +106,7 @@ class EpochBasedRunner(BaseRunner):
     def _train_steps_left(self) -> int:
         return self._max_epochs - self._epoch
 
-    save_checkpoint = numbered_checkpoint_saver("epoch_{}.pth", "epoch")
+    save_checkpoint = numbered_checkpoint_saver("epoch_{}.pth", by_epoch=True)
 
 
 @RUNNERS.register_module()

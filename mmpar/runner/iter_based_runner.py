@@ -96,4 +96,4 @@ class IterBasedRunner(BaseRunner):
     def _train_steps_left(self) -> int:
         return self._max_iters - self._iter
 
-    save_checkpoint = numbered_checkpoint_saver("iter_{}.pth", "iter")
+    save_checkpoint = numbered_checkpoint_saver("iter_{}.pth", by_epoch=False)
