@@ -411,24 +411,3 @@ def load_from_mmcls(
     url = _lookup(get_mmcls_models(), filename[len("mmcls://") :], "mmcls://")
     checkpoint = load_from_http(url, map_location=map_location, weights_only=weights_only)
     return _process_mmcls_checkpoint(checkpoint)
-
-
-__all__ = [
-    "DEFAULT_CACHE_DIR",
-    "ENV_MMCV_HOME",
-    "ENV_XDG_CACHE_HOME",
-    "CheckpointLoader",
-    "ModelZooFileError",
-    "UnknownModelError",
-    "get_deprecated_model_names",
-    "get_external_models",
-    "get_mmcls_models",
-    "get_torchvision_models",
-    "load_from_ceph",
-    "load_from_http",
-    "load_from_local",
-    "load_from_mmcls",
-    "load_from_openmmlab",
-    "load_from_pavi",
-    "load_from_torchvision",
-]
