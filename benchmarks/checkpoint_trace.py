@@ -1,5 +1,9 @@
 """Which mmpar files run during one checkpoint save and one auto-resume (issue 23's counts).
 
+Files are split into the checkpoint path and the runner's own state: what runs inside
+``runner.state_dict()`` / ``load_state_dict()`` (hook states, RNG, sampler position) depends
+on the hooks registered, not on how checkpoints are written.
+
 Builds a tiny EpochBasedRunner with the usual hooks (checkpoint, LR, logger, evaluation with
 ``save_best``), trains one epoch so there is a checkpoint, then records with
 :func:`sys.setprofile` every mmpar source file whose functions run during
@@ -57,22 +61,42 @@ def make_runner(work_dir: str, max_epochs: int) -> EpochBasedRunner:
     return runner
 
 
-def files_run(fn: Callable[[], Any]) -> list[str]:
-    """The mmpar files (relative to the package) whose functions are entered by ``fn()``."""
-    seen: set[str] = set()
+# Functions that collect or apply the runner's own state (counters, RNG, sampler and hook
+# states): what they reach is the state's, not the checkpoint path's (before: resume_state).
+STATE_FUNCTIONS = {"state_dict", "resume_state", "load_state_dict", "_restore_hook_states"}
+STATE_FILES = ("runner/resume/runner_state.py", "runner/resume.py")
+
+
+def files_run(fn: Callable[[], Any]) -> tuple[list[str], list[str]]:
+    """The mmpar files (relative to the package) whose functions ``fn()`` enters.
+
+    Returns ``(path, state)``: the files entered on the checkpoint path itself, and those
+    entered only while the runner collected or applied its own state (hooks' ``state_dict``,
+    RNG, sampler position).
+    """
+    path: set[str] = set()
+    state: set[str] = set()
+    depth = [0]
 
     def profile(frame: Any, event: str, arg: Any) -> None:
+        file = frame.f_code.co_filename
+        if not file.startswith(ROOT):
+            return
+        rel = os.path.relpath(file, ROOT)
+        entering_state = frame.f_code.co_name in STATE_FUNCTIONS and rel in STATE_FILES
         if event == "call":
-            path = frame.f_code.co_filename
-            if path.startswith(ROOT):
-                seen.add(os.path.relpath(path, ROOT))
+            (state if depth[0] else path).add(rel)
+            if entering_state:
+                depth[0] += 1
+        elif event == "return" and entering_state:
+            depth[0] -= 1
 
     sys.setprofile(profile)
     try:
         fn()
     finally:
         sys.setprofile(None)
-    return sorted(seen)
+    return sorted(path), sorted(state - path)
 
 
 def main() -> None:
@@ -85,10 +109,16 @@ def main() -> None:
         fresh = make_runner(work_dir, max_epochs=2)
         resumed = files_run(lambda: fresh.resume("auto"))
         assert fresh.epoch == 1, fresh.epoch
-    for name, files in (("save_checkpoint", saved), ("resume('auto')", resumed)):
-        print(f"{name}: {len(files)} mmpar files")
+    for name, (path, state) in (("save_checkpoint", saved), ("resume('auto')", resumed)):
+        runner_path = [f for f in path if f.startswith("runner/")]
+        print(
+            f"{name}: {len(path) + len(state)} mmpar files; on the checkpoint path "
+            f"{len(path)} ({len(runner_path)} in runner/), only for the runner's own state "
+            f"{len(state)}"
+        )
         if verbose:
-            print("".join(f"  {f}\n" for f in files), end="")
+            print("".join(f"  {f}\n" for f in path), end="")
+            print("".join(f"  (state) {f}\n" for f in state), end="")
 
 
 if __name__ == "__main__":

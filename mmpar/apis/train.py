@@ -260,7 +260,7 @@ def build_train_runner(
         ``(runner, data_loaders)``; train with ``runner.run(data_loaders, cfg.workflow)``.
     """
     from mmpar.runner import DistSamplerSeedHook, build_optimizer, build_runner
-    from mmpar.runner.epoch_based_runner import check_workflow
+    from mmpar.runner.arg_checks import check_workflow
     from mmpar.runner.model_setup.compile import compile_model
 
     check_train_config(cfg, validate)

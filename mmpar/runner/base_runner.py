@@ -31,8 +31,8 @@ from .hook_stages import HookList, StageEntry, live_from
 from .hooks import Hook
 from .log_buffer import LogBuffer
 from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
-from .resume.run_identity import new_run_id
-from .resume.runner_state import ResumeState, RunnerStateMixin
+from .resume.pending import ResumeState
+from .resume.runner_state import RunnerStateMixin
 from .utils import get_time_str
 
 
@@ -101,9 +101,8 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         # Every rank's RNG states for the checkpoints of one position, on rank 0:
         # (position, states) from gather_rank_rng_states().
         self._rank_rng_states: tuple[dict, list] | None = None
-        self._run_id = new_run_id()  # resume() adopts the resumed checkpoint's
-        self._resumed_from: str | None = None
-        self.checkpointer = Checkpointer(self)  # names, writes, rotates and reads checkpoints
+        # Names, writes, rotates and reads checkpoints; keeps the run's identity.
+        self.checkpointer = Checkpointer(self)
 
     # ------------------------------------------------------------------------- properties
     # Read-only views of the private state; attrgetter keeps them as cheap as an attribute.
@@ -133,7 +132,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         return dict(self._next_position)
 
     run_id = property(
-        attrgetter("_run_id"),
+        attrgetter("checkpointer.run_id"),
         doc="Identity of the run (32 hex digits), recorded as ``meta['run_id']`` in every "
         "checkpoint the runner writes. New for each runner; ``resume()`` adopts the resumed "
         "checkpoint's, so a resumed run keeps its identity. Auto-resume continues only the "
@@ -181,13 +180,8 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         weights_only: bool = True,
     ) -> dict:
         """Load weights into the model (see :func:`mmpar.runner.load_checkpoint`)."""
-        return self.checkpointer.load(
-            filename,
-            map_location=map_location,
-            strict=strict,
-            revise_keys=revise_keys,
-            weights_only=weights_only,
-        )
+        load_args = dict(map_location=map_location, strict=strict, revise_keys=revise_keys)
+        return self.checkpointer.load(filename, weights_only=weights_only, **load_args)
 
     def resume(
         self,
@@ -198,25 +192,9 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
     ) -> dict | None:
         """Restore model, optimizer, counters, RNG, sampler and hook states from a checkpoint.
 
-        Args:
-            checkpoint: Path, or ``'auto'``: the newest loadable checkpoint of the run that last
-                started in ``work_dir`` (see
-                :func:`mmpar.runner.resume.run_identity.choose_resume_checkpoint`); training
-                starts from scratch when there is none.
-            resume_optimizer: Also restore the optimizer state(s).
-            map_location: Passed to ``torch.load``.
-            weights_only: See :func:`mmpar.runner.load_checkpoint`.
-
-        Returns:
-            The checkpoint dict, or None when ``'auto'`` found nothing.
-
-        The weights must fit the model exactly (``strict``): resuming continues the same run,
-        and the runner takes the checkpoint's ``run_id`` (a checkpoint without one keeps the
-        runner's new id). :meth:`load_state_dict` says when each part of the state applies.
-
-        Raises:
-            MixedRunsError: ``'auto'`` found checkpoints of several runs and no record of
-                which one to continue.
+        ``checkpoint``: a path, or ``'auto'`` (None is returned when there is nothing to
+        resume); see :meth:`Checkpointer.resume
+        <mmpar.runner.checkpointing.checkpointer.Checkpointer.resume>`.
         """
         load_args = dict(map_location=map_location, weights_only=weights_only)
         return self.checkpointer.resume(checkpoint, resume_optimizer, **load_args)

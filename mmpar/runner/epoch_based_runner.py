@@ -8,8 +8,6 @@ from typing import Any
 
 import torch
 
-from .arg_checks import VALID_MODES as VALID_MODES
-from .arg_checks import check_workflow as check_workflow
 from .base_runner import BaseRunner
 from .builder import RUNNERS
 from .checkpointing.checkpointer import numbered_checkpoint_saver
@@ -120,4 +118,4 @@ class Runner(EpochBasedRunner):
         super().__init__(*args, **kwargs)
 
 
-__all__ = ["EpochBasedRunner", "Runner", "check_workflow"]
+__all__ = ["EpochBasedRunner", "Runner"]

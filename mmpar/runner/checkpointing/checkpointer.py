@@ -23,7 +23,12 @@ from mmpar.parallel import is_fully_sharded
 from mmpar.utils.dist import broadcast_object
 
 from ..checkpoint import load_checkpoint, save_checkpoint
-from ..resume.run_identity import checkpoint_run_id, choose_resume_checkpoint, write_run_record
+from ..resume.run_identity import (
+    checkpoint_run_id,
+    choose_resume_checkpoint,
+    new_run_id,
+    write_run_record,
+)
 from .atomic_file import remove_checkpoint, update_latest_link
 from .fsdp_state import load_full_optimizer_state
 from .sharded import save_sharded_checkpoint
@@ -73,11 +78,15 @@ class Checkpointer:
 
     Attributes:
         sharded: Checkpoints are sharded directories (see :meth:`use_sharded`).
+        run_id: The run's identity (``runner.run_id``): new, or the resumed checkpoint's.
+        resumed_from: The checkpoint :meth:`resume` read, or None.
     """
 
     def __init__(self, runner: Any) -> None:
         self.runner = runner
         self.sharded = False
+        self.run_id = new_run_id()
+        self.resumed_from: str | None = None
 
     # ---------------------------------------------------------------------------- decisions
     @property
@@ -218,7 +227,7 @@ class Checkpointer:
             meta.update(runner.meta)
         # mmcv 1.x meaning: epochs and iterations completed.
         meta.update(epoch=runner_state["epoch"], iter=runner_state["iter"])
-        meta["run_id"] = runner.run_id  # an added key: mmcv reads such meta unchanged
+        meta["run_id"] = self.run_id  # an added key: mmcv reads such meta unchanged
         filepath = os.path.join(out_dir, filename)
         optimizer = runner.optimizer if save_optimizer else None
         write = save_sharded_checkpoint if self.sharded else save_checkpoint
@@ -253,10 +262,25 @@ class Checkpointer:
     ) -> dict | None:
         """Continue the run of ``checkpoint``: weights, optimizer and the runner's state.
 
-        ``'auto'``: the newest loadable checkpoint of the run that last started in
-        ``work_dir`` (:func:`~mmpar.runner.resume.run_identity.choose_resume_checkpoint`);
-        None when there is none. ``load_args``: ``map_location``, ``weights_only``. See
-        :meth:`mmpar.runner.BaseRunner.resume`.
+        Args:
+            checkpoint: Path, or ``'auto'``: the newest loadable checkpoint of the run that last
+                started in ``work_dir`` (see
+                :func:`mmpar.runner.resume.run_identity.choose_resume_checkpoint`); training
+                starts from scratch when there is none.
+            resume_optimizer: Also restore the optimizer state(s).
+            **load_args: ``map_location`` (passed to ``torch.load``) and ``weights_only``
+                (see :func:`mmpar.runner.load_checkpoint`).
+
+        Returns:
+            The checkpoint dict, or None when ``'auto'`` found nothing.
+
+        The weights must fit the model exactly (``strict``): resuming continues the same run,
+        and the runner takes the checkpoint's ``run_id`` (a checkpoint without one keeps the
+        runner's new id). ``runner.load_state_dict`` says when each part of the state applies.
+
+        Raises:
+            MixedRunsError: ``'auto'`` found checkpoints of several runs and no record of
+                which one to continue.
         """
         runner = self.runner
         if checkpoint == "auto":
@@ -312,18 +336,17 @@ class Checkpointer:
     # ------------------------------------------------------------------------- run record
     def _adopt_run_id(self, ckpt: dict, checkpoint: str) -> None:
         """Continue the run of the resumed checkpoint: take its ``run_id`` if it has one."""
-        runner = self.runner
-        runner._resumed_from = checkpoint
+        self.resumed_from = checkpoint
         run_id = checkpoint_run_id(ckpt)
         if run_id is None:
-            runner.logger.info(
+            self.runner.logger.info(
                 "%s records no run id (saved by mmcv 1.x or an older mmpar): continuing it as "
                 "run %s",
                 checkpoint,
-                runner.run_id,
+                self.run_id,
             )
         else:
-            runner._run_id = run_id
+            self.run_id = run_id
 
     def record_run_start(self) -> None:
         """Write ``work_dir/last_run.json`` on rank 0: this run is the one to auto-resume.
@@ -332,13 +355,13 @@ class Checkpointer:
         the record before every rank chose its checkpoint from the previous one.
         """
         runner = self.runner
-        runner._run_id = broadcast_object(runner._run_id)
+        self.run_id = broadcast_object(self.run_id)
         if runner.work_dir is None or runner.rank != 0:
             return
-        resumed = runner._resumed_from
-        write_run_record(runner.work_dir, runner._run_id, runner.world_size, resumed)
+        resumed = self.resumed_from
+        write_run_record(runner.work_dir, self.run_id, runner.world_size, resumed)
         runner.logger.info(
-            "run %s (%s)", runner._run_id, f"resumed from {resumed}" if resumed else "fresh start"
+            "run %s (%s)", self.run_id, f"resumed from {resumed}" if resumed else "fresh start"
         )
 
 
