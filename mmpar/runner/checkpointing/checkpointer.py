@@ -144,13 +144,11 @@ class Checkpointer:
         out_dir: str,
         filename: str,
         *,
-        save_optimizer: bool = True,
-        meta: dict | None = None,
-        create_symlink: bool = True,
         replaces: str | None = None,
         history: list[str] | None = None,
         max_keep: int = -1,
         every_rank: bool = True,
+        **options: Any,
     ) -> str | None:
         """Save a checkpoint as a hook does; the one method every saving hook calls.
 
@@ -158,9 +156,6 @@ class Checkpointer:
             out_dir: The directory of the checkpoint.
             filename: Its name (see :meth:`numbered_name`, :meth:`best_name`,
                 :meth:`preempted_name`).
-            save_optimizer: Also save the optimizer state(s).
-            meta: Extra metadata (the runner's ``meta``, epoch, iter and run id are added).
-            create_symlink: Point ``out_dir/latest.pth`` at it.
             replaces: Path of a checkpoint this one replaces (the previous best or
                 preemption checkpoint): deleted by rank 0 once the new one is on disk.
             history: The caller's names of its checkpoints in ``out_dir``, oldest first:
@@ -171,6 +166,8 @@ class Checkpointer:
                 rank's RNG states are gathered first (a collective) and only the ranks that
                 write go on. False: the caller already is a writing rank (a best checkpoint,
                 decided where the metrics are).
+            **options: :meth:`write`'s ``save_optimizer`` (default True), ``meta`` (extra
+                metadata) and ``create_symlink`` (point ``latest.pth`` at it; default True).
 
         Returns:
             The path written, or None on a rank that does not write.
@@ -185,7 +182,6 @@ class Checkpointer:
             if filename in history:
                 history.remove(filename)
             history.append(filename)
-        options = dict(save_optimizer=save_optimizer, meta=meta, create_symlink=create_symlink)
         path = self.write(out_dir, filename, **options)
         if getattr(self.runner, "rank", 0) == 0:  # deleting files stays with rank 0
             if replaces and os.path.abspath(replaces) != os.path.abspath(path):
