@@ -2,7 +2,7 @@
 
 Builds the model of a config, wraps it in ``MMDataParallel`` as ``tools/train.py`` does, and
 runs full training iterations (``train_step``, backward, SGD step) on a fixed synthetic batch:
-eager, then compiled with :func:`mmpar.runner.model_compile.compile_model`. The compiled run's
+eager, then compiled with :func:`mmpar.runner.model_setup.compile.compile_model`. The compiled run's
 first iterations (the compilation) are timed apart from its steady state; a fresh inductor
 cache is used unless ``--warm-cache``, so the compile time is a cold one.
 
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     from mmpar import Config
     from mmpar.models import build_classifier
     from mmpar.parallel import MMDataParallel
-    from mmpar.runner.model_compile import compile_model
+    from mmpar.runner.model_setup.compile import compile_model
 
     torch.set_num_threads(args.threads)
     cfg = Config.fromfile(args.config)

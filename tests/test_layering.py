@@ -174,6 +174,52 @@ def test_no_module_imports_a_higher_layer():
     )
 
 
+# Inside mmpar.runner: checkpoint files, resume state and model set-up sit below the loop and
+# the hooks, which use them; none of their modules imports the loop or a hook.
+RUNNER_BELOW_LOOP = ("checkpointing", "resume", "model_setup")
+RUNNER_LOOP = (
+    "base_runner",
+    "epoch_based_runner",
+    "iter_based_runner",
+    "hook_registration",
+    "hook_stages",
+    "builder",
+    "hooks",
+)
+
+
+def find_runner_layering_violations(package_dir, package="mmpar"):
+    """One message per import of the runner loop or a hook from a ``RUNNER_BELOW_LOOP`` package."""
+    modules = _module_names(package_dir, package)
+    problems = []
+    for module, (path, is_package) in modules.items():
+        parts = module.split(".")
+        if parts[1:2] != ["runner"] or len(parts) < 3 or parts[2] not in RUNNER_BELOW_LOOP:
+            continue
+        collector = _ImportCollector(module, is_package, package, modules)
+        collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        for line, target, lazy in collector.found:
+            target_parts = target.split(".")
+            if (
+                target_parts[1:2] == ["runner"]
+                and target_parts[2:3]
+                and target_parts[2] in RUNNER_LOOP
+            ):
+                problems.append(
+                    f"{path.relative_to(package_dir.parent)}:{line} imports {target}"
+                    f"{' inside a function' if lazy else ''}: runner.{parts[2]} is below the "
+                    "runner loop and its hooks"
+                )
+    return problems
+
+
+def test_runner_checkpointing_resume_and_model_setup_stay_below_the_loop():
+    for name in RUNNER_BELOW_LOOP:
+        assert (REPO / "mmpar" / "runner" / name / "__init__.py").is_file(), name
+    problems = find_runner_layering_violations(REPO / "mmpar")
+    assert not problems, "\n".join(problems)
+
+
 def _write(root, rel, text=""):
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -251,3 +297,18 @@ def test_checker_reports_packages_missing_from_the_table(fake_tree):
     assert problems[0].startswith("mmpar/newpkg/__init__.py: 'mmpar.newpkg' is not in the layer")
     assert problems[1].startswith("mmpar/utils/uses_new.py:1 imports mmpar.newpkg:")
     assert all("add it there at its layer" in p for p in problems)
+
+
+def test_runner_checker_reports_a_lazy_import_of_the_loop(fake_tree):
+    _write(fake_tree, "runner/base_runner.py", "BaseRunner = 1\n")
+    _write(fake_tree, "runner/checkpointing/__init__.py")
+    _write(
+        fake_tree,
+        "runner/checkpointing/files.py",
+        "from . import other\n\n\ndef f():\n    from ..base_runner import BaseRunner\n",
+    )
+    _write(fake_tree, "runner/checkpointing/other.py")
+    assert find_runner_layering_violations(fake_tree) == [
+        "mmpar/runner/checkpointing/files.py:5 imports mmpar.runner.base_runner inside a "
+        "function: runner.checkpointing is below the runner loop and its hooks"
+    ]

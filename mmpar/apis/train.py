@@ -31,9 +31,7 @@ def wrap_model(
     """Put ``model`` on its device and wrap it for (distributed) data parallel training.
 
     The devices are arguments, not read from a config: :func:`build_train_runner` passes
-    ``cfg.gpu_ids``, ``cfg.find_unused_parameters`` and ``cfg.model_wrapper``. Earlier
-    versions took ``wrap_model(model, cfg, distributed)``; a config in place of
-    ``distributed`` is refused with a TypeError rather than taken as true.
+    ``cfg.gpu_ids``, ``cfg.find_unused_parameters`` and ``cfg.model_wrapper``.
 
     Args:
         model: The bare model.
@@ -54,15 +52,8 @@ def wrap_model(
         device (distributed) or ``gpu_ids``.
 
     Raises:
-        TypeError: ``distributed`` is not a bool (e.g. a config, the old second argument).
         ValueError: ``wrapper_cfg`` is given for a non-distributed run.
     """
-    if not isinstance(distributed, bool):
-        raise TypeError(
-            "wrap_model(model, distributed, *, gpu_ids=None, find_unused_parameters=False): "
-            f"distributed must be a bool, got {type(distributed).__name__}; pass the config's "
-            "values as gpu_ids=cfg.get('gpu_ids') and find_unused_parameters=..."
-        )
     wrapper_cfg = dict(wrapper_cfg or {})
     wrapper_type = wrapper_cfg.pop("type", "MMDistributedDataParallel")
     if wrapper_cfg or wrapper_type != "MMDistributedDataParallel":
@@ -251,7 +242,7 @@ def build_train_runner(
     (``optimizer: SGD (registry "optimizer"): unexpected keyword argument "lrr" ...``).
     The runner creates ``cfg.work_dir`` if it is missing (an empty directory).
     ``cfg.compile`` (True, or a dict of ``torch.compile`` arguments) compiles the model in
-    place before it is wrapped (see :func:`mmpar.runner.model_compile.compile_model`).
+    place before it is wrapped (see :func:`mmpar.runner.model_setup.compile.compile_model`).
 
     Args:
         model: The bare model (``train_step``/``val_step`` API).
@@ -270,8 +261,8 @@ def build_train_runner(
         ``(runner, data_loaders)``; train with ``runner.run(data_loaders, cfg.workflow)``.
     """
     from mmpar.runner import DistSamplerSeedHook, build_optimizer, build_runner
-    from mmpar.runner.epoch_based_runner import check_workflow
-    from mmpar.runner.model_compile import compile_model
+    from mmpar.runner.arg_checks import check_workflow
+    from mmpar.runner.model_setup.compile import compile_model
 
     check_train_config(cfg, validate)
     logger = get_logger("mmpar", log_level=cfg.get("log_level", "INFO"))
@@ -325,14 +316,24 @@ def build_train_runner(
             _register_eval_hook(runner, cfg, distributed, runner_type)
     _register_preemption_hook(runner, cfg.get("preemption"))
 
-    resume_from = cfg.get("resume_from")
-    if cfg.get("auto_resume") and not resume_from:
-        resume_from = "auto"  # the run named in work_dir/last_run.json: see runner.resume
+    resume_from = configured_resume(cfg)
     if resume_from:
         runner.resume(resume_from, weights_only=weights_only)
     elif cfg.get("load_from"):
         runner.load_checkpoint(cfg.load_from, weights_only=weights_only)
     return runner, data_loaders
+
+
+def configured_resume(cfg: Any) -> str | None:
+    """What a run of ``cfg`` resumes from: the one place that decides whether it resumes.
+
+    ``cfg.resume_from`` (a path, or ``'auto'``) wins; else ``'auto'`` with ``auto_resume``
+    (the run named in ``work_dir/last_run.json``, see ``runner.resume``); else None.
+    """
+    resume_from = cfg.get("resume_from")
+    if cfg.get("auto_resume") and not resume_from:
+        return "auto"
+    return resume_from or None
 
 
 def train_model(model: nn.Module, dataset: Any | Sequence[Any], cfg: Any, *args, **kwargs) -> Any:

@@ -11,7 +11,7 @@ import argparse
 import os
 import os.path as osp
 
-from mmpar.runner.sharded_checkpoint import HEADER, read_sharded_header
+from mmpar.runner.checkpointing.sharded import HEADER, read_sharded_header
 
 from .errors import TRUST_CHECKPOINT_FLAG, UsageError
 

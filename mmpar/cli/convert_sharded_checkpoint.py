@@ -28,7 +28,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     """Convert; print the path written."""
     args = parse_args(argv)
-    from mmpar.runner.sharded_checkpoint import convert_sharded_checkpoint
+    from mmpar.runner.checkpointing.sharded import convert_sharded_checkpoint
 
     with user_errors():
         check_output_file(args.out)

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Iterator
 
 from mmpar.runner.checkpoint import CheckpointError, CheckpointSaveError, UnsafeCheckpointError
-from mmpar.runner.model_compile import CompileBackendError
+from mmpar.runner.model_setup.compile import CompileBackendError
 from mmpar.utils import compat_errors
 from mmpar.utils.registry import ConfigArgumentError
 

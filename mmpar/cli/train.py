@@ -271,15 +271,13 @@ def lock_and_build(args: argparse.Namespace, setup_result: tuple, log: DeferredL
     Raises:
         WorkDirLockedError: Another run holds the work dir (on every rank under torchrun).
     """
-    from mmpar.apis import build_train_runner
+    from mmpar.apis.train import build_train_runner, configured_resume
 
     cfg, model, datasets, distributed, meta = setup_result
     lock = WorkDirLock(cfg.work_dir)
     on_rank_zero(lock.acquire)
     try:
-        # As build_train_runner decides: resume_from wins over auto_resume.
-        auto_resume = (cfg.get("resume_from") or ("auto" if cfg.auto_resume else None)) == "auto"
-        check_shared_work_dir(lock, auto_resume)
+        check_shared_work_dir(lock, configured_resume(cfg) == "auto")
         # Unique per run (rank 0 draws it): names both <timestamp>.log and .log.json.
         timestamp = on_rank_zero(lambda: new_log_name(cfg.work_dir))
         runner, data_loaders = build_train_runner(
@@ -293,7 +291,7 @@ def lock_and_build(args: argparse.Namespace, setup_result: tuple, log: DeferredL
             weights_only=not args.trust_checkpoint,
         )
         # After the build, so that config errors are named first; before anything is written.
-        resuming = bool(cfg.get("resume_from")) or bool(cfg.auto_resume)
+        resuming = configured_resume(cfg) is not None
         on_rank_zero(lambda: check_new_run_work_dir(cfg.work_dir, meta["config"], resuming))
         open_work_dir(cfg, args.config, timestamp, log)
         on_rank_zero(lambda: report_unread_keys(get_logger("mmpar")))

@@ -2,7 +2,7 @@
 
 Layer bricks and their registries (:mod:`.bricks`), the model registry ``MODELS`` with its
 builder (:mod:`.builder`), FLOPs counting, conv-BN fusion and weight initialisation
-(:mod:`.utils`; the initialisers are :mod:`mmpar.runner.weight_init`'s), mmcv's plain
+(:mod:`.utils`; the initialisers are :mod:`mmpar.runner.model_setup.weight_init`'s), mmcv's plain
 VGG/ResNet/AlexNet backbones and the receptive-field search (:mod:`.rfsearch`).
 """
 

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from mmpar.cnn.bricks.registry import UPSAMPLE_LAYERS
-from mmpar.runner.weight_init import normal_init, xavier_init
+from mmpar.runner.model_setup.weight_init import normal_init, xavier_init
 
 __all__ = ["CARAFE", "CARAFENaive", "CARAFEPack", "carafe", "carafe_naive"]
 

@@ -17,7 +17,7 @@ from torch import Tensor, nn
 
 from mmpar.cnn.bricks.registry import ATTENTION
 from mmpar.runner.base_module import BaseModule
-from mmpar.runner.weight_init import constant_init, xavier_init
+from mmpar.runner.model_setup.weight_init import constant_init, xavier_init
 from mmpar.utils import deprecated_api_warning
 
 __all__ = [

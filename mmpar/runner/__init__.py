@@ -1,6 +1,6 @@
 """mmpar.runner: runners, hooks, checkpoints and optimizers (mmcv 1.x public names)."""
 
-from . import hooks
+from . import dist_utils, hooks
 from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from .base_runner import BaseRunner
 from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
@@ -21,18 +21,7 @@ from .checkpoint import (
     save_checkpoint,
     weights_to_cpu,
 )
-from .dist_utils import (
-    all_reduce_dict,
-    allreduce_grads,
-    allreduce_params,
-    barrier,
-    broadcast_object,
-    collect_results,
-    destroy_dist,
-    get_dist_info,
-    init_dist,
-    master_only,
-)
+from .dist_utils import *  # noqa: F403  (mmcv.runner re-exports every one)
 from .epoch_based_runner import EpochBasedRunner, Runner
 from .fp16_utils import LossScaler, auto_fp16, force_fp32, wrap_fp16_model
 from .hooks import *  # noqa: F403  (mmcv.runner re-exports every hook)
@@ -76,32 +65,23 @@ __all__ = [
     "UnsafeCheckpointError",
     "_load_checkpoint",
     "_load_checkpoint_with_prefix",
-    "all_reduce_dict",
-    "allreduce_grads",
-    "allreduce_params",
     "auto_fp16",
-    "barrier",
-    "broadcast_object",
     "build_optimizer",
     "build_optimizer_constructor",
     "build_runner",
-    "collect_results",
-    "destroy_dist",
     "find_latest_checkpoint",
     "force_fp32",
-    "get_dist_info",
     "get_host_info",
     "get_priority",
     "get_state_dict",
     "get_time_str",
-    "init_dist",
     "load_checkpoint",
     "load_state_dict",
-    "master_only",
     "obj_from_dict",
     "save_checkpoint",
     "set_random_seed",
     "weights_to_cpu",
     "wrap_fp16_model",
+    *dist_utils.__all__,
     *hooks.__all__,
 ]

@@ -1,7 +1,8 @@
 """``BaseModule``: an ``nn.Module`` initialised from an ``init_cfg`` (mmcv 1.x's base class).
 
-``init_weights()`` applies the module's own ``init_cfg`` (see :mod:`mmpar.runner.weight_init`),
-then calls ``init_weights()`` of each child that has one, so configs of lower levels win.
+``init_weights()`` applies the module's own ``init_cfg`` (see
+:mod:`mmpar.runner.model_setup.weight_init`), then calls ``init_weights()`` of each child that
+has one, so configs of lower levels win.
 The top-level call records how every parameter ended up initialised and logs that table: into
 the ``mmpar`` logger's log file when it has one (only the table, not every line to the
 console), else through the logger.
@@ -22,7 +23,7 @@ from torch import nn
 from mmpar.utils import get_logger, print_log
 
 from .dist_utils import master_only
-from .weight_init import _fingerprint, initialize, update_init_info
+from .model_setup.weight_init import _fingerprint, initialize, update_init_info
 
 __all__ = ["BaseModule", "ModuleDict", "ModuleList", "Sequential"]
 

@@ -2,9 +2,11 @@
 
 Construction, the counters, the hook list and ``call_hook``, one step (``run_iter``) and the
 run around the workflow's phases. The phases' steps (``train``/``val``) live in
-``epoch_based_runner.py`` and ``iter_based_runner.py``; checkpoint files in
-``runner_checkpoint.py``; exact resume in ``resume.py``; the hook list and building hooks from
-configs in ``hook_registration.py``.
+``epoch_based_runner.py`` and ``iter_based_runner.py``; checkpoint files in the runner's
+:class:`~mmpar.runner.checkpointing.checkpointer.Checkpointer` (``runner.checkpointer``, to
+which ``save_checkpoint``/``load_checkpoint``/``resume`` delegate); the runner's own state for
+exact resume in ``resume/runner_state.py``; the hook list and building hooks from configs in
+``hook_registration.py``.
 """
 
 from __future__ import annotations
@@ -21,21 +23,20 @@ from torch.optim import Optimizer
 from mmpar.parallel import is_module_wrapper
 from mmpar.utils.logging import get_logger
 
+from .arg_checks import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
+from .checkpointing.checkpointer import Checkpointer
 from .dist_utils import get_dist_info
 from .hook_registration import HookRegistrationMixin
 from .hook_stages import HookList
 from .hooks import Hook
-from .loaders import find_resumable_sampler, set_loader_epoch, start_loader_iter
 from .log_buffer import LogBuffer
 from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
-from .resume import RESUME_STATE_VERSION, ResumeMixin, ResumeState
-from .run_identity import new_run_id
-from .runner_checkpoint import CheckpointMixin
+from .resume.pending import ResumeState
+from .resume.runner_state import RunnerStateMixin
 from .utils import get_time_str
-from .validation import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
 
 
-class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=ABCMeta):
+class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
     """State, hooks, checkpointing and resume shared by all runners (mmcv 1.x API).
 
     Args:
@@ -98,8 +99,8 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         # Every rank's RNG states for the checkpoints of one position, on rank 0:
         # (position, states) from gather_rank_rng_states().
         self._rank_rng_states: tuple[dict, list] | None = None
-        self._run_id = new_run_id()  # resume() adopts the resumed checkpoint's
-        self._resumed_from: str | None = None
+        # Names, writes, rotates and reads checkpoints; keeps the run's identity.
+        self.checkpointer = Checkpointer(self)
 
     # ------------------------------------------------------------------------- properties
     # Read-only views of the private state; attrgetter keeps them as cheap as an attribute.
@@ -129,7 +130,7 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         return dict(self._next_position)
 
     run_id = property(
-        attrgetter("_run_id"),
+        attrgetter("checkpointer.run_id"),
         doc="Identity of the run (32 hex digits), recorded as ``meta['run_id']`` in every "
         "checkpoint the runner writes. New for each runner; ``resume()`` adopts the resumed "
         "checkpoint's, so a resumed run keeps its identity. Auto-resume continues only the "
@@ -155,6 +156,46 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
                 phase runs ``count`` epochs (EpochBasedRunner) or iterations (IterBasedRunner).
             **kwargs: Passed to ``train_step``/``val_step``.
         """
+
+    # ----------------------------------------------------------------- checkpoints (mmcv)
+    @abstractmethod
+    def save_checkpoint(
+        self,
+        out_dir: str,
+        filename_tmpl: str,
+        save_optimizer: bool = True,
+        meta: dict | None = None,
+        create_symlink: bool = True,
+    ) -> str:
+        """Save a checkpoint into ``out_dir`` (the runners number it by epoch or iteration)."""
+
+    def load_checkpoint(
+        self,
+        filename: str,
+        map_location: Any = "cpu",
+        strict: bool = False,
+        revise_keys: Any = ((r"^module\.", ""),),
+        weights_only: bool = True,
+    ) -> dict:
+        """Load weights into the model (see :func:`mmpar.runner.load_checkpoint`)."""
+        load_args = dict(map_location=map_location, strict=strict, revise_keys=revise_keys)
+        return self.checkpointer.load(filename, weights_only=weights_only, **load_args)
+
+    def resume(
+        self,
+        checkpoint: str,
+        resume_optimizer: bool = True,
+        map_location: Any = "cpu",
+        weights_only: bool = True,
+    ) -> dict | None:
+        """Restore model, optimizer, counters, RNG, sampler and hook states from a checkpoint.
+
+        ``checkpoint``: a path, or ``'auto'`` (None is returned when there is nothing to
+        resume); see :meth:`Checkpointer.resume
+        <mmpar.runner.checkpointing.checkpointer.Checkpointer.resume>`.
+        """
+        load_args = dict(map_location=map_location, weights_only=weights_only)
+        return self.checkpointer.resume(checkpoint, resume_optimizer, **load_args)
 
     # ------------------------------------------------------------------------- optimizer
     def current_lr(self) -> Union[list, dict]:
@@ -275,7 +316,7 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
             "Start running, work_dir: %s, hooks:\n%s", self.work_dir, self.get_hook_info()
         )
         self.should_stop = False
-        self._record_run_start()
+        self.checkpointer.record_run_start()
         self._restore_hook_states(final=True)  # hooks registered after resume() get theirs
         loaders = self._phase_loaders(data_loaders, workflow)
         self.call_hook("before_run")
@@ -308,11 +349,4 @@ class BaseRunner(HookRegistrationMixin, CheckpointMixin, ResumeMixin, metaclass=
         """Called when a workflow phase begins."""
 
 
-# The helpers and constant were defined here before loaders.py and resume.py existed.
-__all__ = [
-    "RESUME_STATE_VERSION",
-    "BaseRunner",
-    "find_resumable_sampler",
-    "set_loader_epoch",
-    "start_loader_iter",
-]
+__all__ = ["BaseRunner"]

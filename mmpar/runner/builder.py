@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from mmpar.utils.registry import Registry
+
+from .arg_checks import split_constructor
 
 __all__ = [
     "RUNNERS",
@@ -56,10 +57,7 @@ def build_runner(cfg: dict, default_args: dict | None = None) -> Any:
     Returns:
         The runner.
     """
-    if not isinstance(cfg, dict):
-        raise TypeError(f"runner config must be a dict, but got {type(cfg).__name__}")
-    runner_cfg = copy.deepcopy(cfg)
-    constructor_type = runner_cfg.pop("constructor", "DefaultRunnerConstructor")
+    runner_cfg, constructor_type = split_constructor(cfg, "runner", "DefaultRunnerConstructor")
     constructor = build_runner_constructor(
         {"type": constructor_type, "runner_cfg": runner_cfg, "default_args": default_args}
     )

@@ -29,9 +29,27 @@ from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import get_dist_info
 from mmpar.version import __version__, mmcv_version
 
-from .atomic_file import atomic_path
-from .atomic_file import update_latest_link as update_latest_link
-from .checkpoint_loader import (
+from .checkpointing.atomic_file import atomic_path
+from .checkpointing.atomic_file import update_latest_link as update_latest_link
+from .checkpointing.fsdp_state import (
+    broadcast_buffers,
+    gather_full_model_state,
+    gather_full_optimizer_state,
+)
+from .checkpointing.model_state import (
+    CheckpointMismatchError,
+    get_state_dict,
+    load_state_dict,
+    weights_to_cpu,
+)
+from .checkpointing.safe_load import (
+    CheckpointDownloadError,
+    CheckpointError,
+    CorruptCheckpointError,
+    UnsafeCheckpointError,
+)
+from .checkpointing.sharded import is_sharded_checkpoint, load_sharded_checkpoint
+from .checkpointing.sources import (
     DEFAULT_CACHE_DIR,
     ENV_MMCV_HOME,
     ENV_XDG_CACHE_HOME,
@@ -51,23 +69,9 @@ from .checkpoint_loader import (
 )
 
 # mmcv's private helper, kept at mmcv's path: projects call it to resolve model-zoo paths.
-from .checkpoint_loader import _get_mmcv_home as _get_mmcv_home
-from .fsdp_state import broadcast_buffers, gather_full_model_state, gather_full_optimizer_state
-from .model_state import (
-    CheckpointMismatchError,
-    get_state_dict,
-    load_state_dict,
-    weights_to_cpu,
-)
-from .run_identity import checkpoint_iter as checkpoint_iter
-from .run_identity import find_latest_checkpoint as find_latest_checkpoint
-from .safe_load import (
-    CheckpointDownloadError,
-    CheckpointError,
-    CorruptCheckpointError,
-    UnsafeCheckpointError,
-)
-from .sharded_checkpoint import is_sharded_checkpoint, load_sharded_checkpoint
+from .checkpointing.sources import _get_mmcv_home as _get_mmcv_home
+from .resume.run_identity import checkpoint_iter as checkpoint_iter
+from .resume.run_identity import find_latest_checkpoint as find_latest_checkpoint
 
 __all__ = [
     "DEFAULT_CACHE_DIR",
@@ -294,6 +298,8 @@ def load_checkpoint(
     logger: logging.Logger | None = None,
     revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     weights_only: bool = True,
+    *,
+    optimizer: Union[Optimizer, dict, None] = None,
 ) -> dict:
     """Load a checkpoint's weights into ``model`` and return the checkpoint dict.
 
@@ -312,8 +318,11 @@ def load_checkpoint(
             default strips the ``module.`` prefix of checkpoints saved from wrapped models.
         weights_only: Unpickle only tensors and plain containers (safe). Set False only for
             trusted files that hold other Python objects.
+        optimizer: (mmpar, keyword only) For a sharded checkpoint, also read this
+            optimizer's (or dict of optimizers') state, in the same pass as the weights. A
+            file's optimizer state is returned under ``'optimizer'`` for the caller to load.
 
-    A sharded checkpoint (a directory, see :mod:`mmpar.runner.sharded_checkpoint`) is read
+    A sharded checkpoint (a directory, see :mod:`mmpar.runner.checkpointing.sharded`) is read
     with ``torch.distributed.checkpoint``: collective under ``torch.distributed``, every
     shard in one process; ``map_location`` and ``revise_keys`` do not apply to it.
 
@@ -328,8 +337,8 @@ def load_checkpoint(
         CheckpointMismatchError: ``strict`` and the keys do not match, or no tensor fits the
             model (see :func:`load_state_dict`); the message names the file.
     """
-    if is_sharded_checkpoint(filename):  # a directory: see mmpar.runner.sharded_checkpoint
-        return load_sharded_checkpoint(model, filename, strict=strict, logger=logger)
+    if is_sharded_checkpoint(filename):  # a directory: see mmpar.runner.checkpointing.sharded
+        return load_sharded_checkpoint(model, filename, optimizer, strict, logger)  # one read
     checkpoint = _load_checkpoint(filename, map_location, logger, weights_only)
     if not isinstance(checkpoint, dict):
         raise CorruptCheckpointError(

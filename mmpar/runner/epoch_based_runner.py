@@ -10,10 +10,8 @@ import torch
 
 from .base_runner import BaseRunner
 from .builder import RUNNERS
-from .loaders import start_loader_iter
-from .runner_checkpoint import numbered_checkpoint_saver
-from .validation import VALID_MODES as VALID_MODES
-from .validation import check_workflow as check_workflow
+from .checkpointing.checkpointer import numbered_checkpoint_saver
+from .resume.loader_position import start_loader_iter
 
 
 @RUNNERS.register_module()
@@ -106,7 +104,7 @@ class EpochBasedRunner(BaseRunner):
     def _train_steps_left(self) -> int:
         return self._max_epochs - self._epoch
 
-    save_checkpoint = numbered_checkpoint_saver("epoch_{}.pth", "epoch")
+    save_checkpoint = numbered_checkpoint_saver("epoch_{}.pth", by_epoch=True)
 
 
 @RUNNERS.register_module()
@@ -120,4 +118,4 @@ class Runner(EpochBasedRunner):
         super().__init__(*args, **kwargs)
 
 
-__all__ = ["EpochBasedRunner", "Runner", "check_workflow"]
+__all__ = ["EpochBasedRunner", "Runner"]

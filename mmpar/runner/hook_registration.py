@@ -154,7 +154,7 @@ class HookRegistrationMixin:
         """
         self._register_typed_hook(checkpoint_config, "CheckpointHook", "NORMAL")
         if isinstance(checkpoint_config, dict) and checkpoint_config.get("sharded"):
-            self.use_sharded_checkpoints()  # type: ignore[attr-defined]
+            self.checkpointer.use_sharded()  # type: ignore[attr-defined]
 
     def register_timer_hook(self, timer_config: HookConfig) -> None:
         """Register the iteration timer (default type ``IterTimerHook``), LOW."""

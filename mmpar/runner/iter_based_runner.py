@@ -8,8 +8,8 @@ import torch
 
 from .base_runner import BaseRunner
 from .builder import RUNNERS
-from .loaders import IterLoader as IterLoader
-from .runner_checkpoint import numbered_checkpoint_saver
+from .checkpointing.checkpointer import numbered_checkpoint_saver
+from .resume.loader_position import IterLoader as IterLoader
 
 
 @RUNNERS.register_module()
@@ -96,4 +96,4 @@ class IterBasedRunner(BaseRunner):
     def _train_steps_left(self) -> int:
         return self._max_iters - self._iter
 
-    save_checkpoint = numbered_checkpoint_saver("iter_{}.pth", "iter")
+    save_checkpoint = numbered_checkpoint_saver("iter_{}.pth", by_epoch=False)

@@ -38,7 +38,7 @@ from typing import Any
 
 import torch
 
-import mmpar.runner.runner_checkpoint as runner_checkpoint
+import mmpar.runner.checkpointing.checkpointer as runner_checkpoint
 from mmpar.datasets import PIPELINES
 from mmpar.runner import HOOKS, Hook
 

@@ -861,7 +861,7 @@ def test_torch_load_is_weights_only_by_default():
                 assert value.value is True, f"{rel}:{call.lineno}"
             else:
                 variable.append((rel, func))
-    assert set(variable) == {("mmpar/runner/safe_load.py", "_torch_load")}
+    assert set(variable) == {("mmpar/runner/checkpointing/safe_load.py", "_torch_load")}
     # ... and every public way into it defaults to weights_only=True.
     from mmpar.apis import build_train_runner, init_model
     from mmpar.runner import BaseRunner, load_checkpoint

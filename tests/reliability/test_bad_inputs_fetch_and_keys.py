@@ -147,7 +147,7 @@ def test_download_error_is_the_built_in_mmcv_raised(not_found_url, tmp_path):
     import urllib.error
 
     from mmpar.runner import CheckpointDownloadError
-    from mmpar.runner.safe_load import load_url_checkpoint
+    from mmpar.runner.checkpointing.safe_load import load_url_checkpoint
 
     with pytest.raises(urllib.error.URLError, match="HTTP 404") as info:
         load_url_checkpoint(not_found_url, str(tmp_path), None, True)

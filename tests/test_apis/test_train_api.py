@@ -183,14 +183,6 @@ def test_wrap_model_single_process_selects_the_gpu_id(monkeypatch):
     assert cuda.calls == [("set_device", 3), ("cuda", 3)]
 
 
-def test_wrap_model_refuses_the_old_config_argument():
-    model = torch.nn.Linear(2, 2)
-    with pytest.raises(TypeError, match="distributed must be a bool, got Config"):
-        wrap_model(model, Config(dict(gpu_ids=[0])))
-    with pytest.raises(TypeError):
-        wrap_model(model, Config(dict()), distributed=False)
-
-
 def test_train_model_keeps_mmcv_argument_order():
     params = inspect.signature(train_model).parameters
     mmcv = dict(distributed=False, validate=False, timestamp=None, meta=None)

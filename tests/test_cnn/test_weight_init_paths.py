@@ -7,7 +7,7 @@ from torch import nn
 import mmpar.cnn as cnn
 import mmpar.cnn.utils as cnn_utils
 import mmpar.cnn.utils.weight_init as cnn_weight_init
-import mmpar.runner.weight_init as runner_weight_init
+import mmpar.runner.model_setup.weight_init as runner_weight_init
 from mmpar.runner import BaseModule
 
 NAMES = [

@@ -114,7 +114,7 @@ def test_model_wrapper_needs_distributed_training():
 
 
 def test_a_compiled_model_trains_sharded(gloo_group):
-    from mmpar.runner.model_compile import compile_model
+    from mmpar.runner.model_setup.compile import compile_model
 
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()

@@ -27,7 +27,7 @@ from mmpar.runner import (
     save_checkpoint,
 )
 from mmpar.runner import checkpoint as ckpt_mod
-from mmpar.runner import checkpoint_loader as loader_mod
+from mmpar.runner.checkpointing import sources as loader_mod
 
 
 class Net(nn.Module):

@@ -23,7 +23,7 @@ from mmpar.models import build_classifier
 from mmpar.models.classifiers.image import ImageClassifier, parse_losses
 from mmpar.parallel import MMDataParallel, MMDistributedDataParallel
 from mmpar.runner import get_state_dict, load_checkpoint
-from mmpar.runner.model_compile import (
+from mmpar.runner.model_setup.compile import (
     CompileBackendError,
     compile_model,
     compile_options,

@@ -13,22 +13,22 @@ import torch
 
 from mmpar.parallel import MMDataParallel, MMFullyShardedDataParallel
 from mmpar.runner import EpochBasedRunner, load_checkpoint, save_checkpoint
-from mmpar.runner.atomic_file import remove_checkpoint
-from mmpar.runner.fsdp_state import (
-    checkpoint_is_collective,
+from mmpar.runner.checkpointing.atomic_file import remove_checkpoint
+from mmpar.runner.checkpointing.checkpointer import Checkpointer
+from mmpar.runner.checkpointing.fsdp_state import (
     optimizer_state_by_ids,
     optimizer_state_by_names,
 )
+from mmpar.runner.checkpointing.model_state import CheckpointMismatchError
 from mmpar.runner.hooks import EMAHook
-from mmpar.runner.model_state import CheckpointMismatchError
 
 from ._fsdp_models import Mlp, _assert_same_state, _optimizer, _steps, _trained_pair
 
 
 def test_full_checkpoint_has_the_plain_models_layout(gloo_group, tmp_path):
     plain, plain_opt, sharded, sharded_opt = _trained_pair()
-    assert checkpoint_is_collective(types.SimpleNamespace(model=sharded))
-    assert not checkpoint_is_collective(types.SimpleNamespace(model=plain))
+    assert Checkpointer(types.SimpleNamespace(model=sharded)).collective
+    assert not Checkpointer(types.SimpleNamespace(model=plain)).collective
     save_checkpoint(plain, str(tmp_path / "plain.pth"), plain_opt)
     save_checkpoint(sharded, str(tmp_path / "sharded.pth"), sharded_opt)
     want = torch.load(tmp_path / "plain.pth", weights_only=True)

@@ -15,10 +15,9 @@ import torch.distributed as dist
 
 from mmpar.parallel import MMFullyShardedDataParallel
 from mmpar.runner import CheckpointHook, EpochBasedRunner, load_checkpoint, save_checkpoint
-from mmpar.runner.model_state import CheckpointMismatchError
-from mmpar.runner.run_identity import scan_checkpoints
-from mmpar.runner.safe_load import UnsafeCheckpointError
-from mmpar.runner.sharded_checkpoint import (
+from mmpar.runner.checkpointing.model_state import CheckpointMismatchError
+from mmpar.runner.checkpointing.safe_load import UnsafeCheckpointError
+from mmpar.runner.checkpointing.sharded import (
     HEADER,
     convert_sharded_checkpoint,
     is_sharded_checkpoint,
@@ -26,6 +25,7 @@ from mmpar.runner.sharded_checkpoint import (
     read_sharded_header,
     save_sharded_checkpoint,
 )
+from mmpar.runner.resume.run_identity import scan_checkpoints
 
 from ._fsdp_models import Mlp, _assert_same_state, _optimizer, _steps, _trained_pair
 

@@ -6,9 +6,8 @@ import pytest
 import torch
 import torch.nn as nn
 
-import mmpar.models.weight_init as models_weight_init
 from mmpar.runner import UnsafeCheckpointError, save_checkpoint
-from mmpar.runner.weight_init import (
+from mmpar.runner.model_setup.weight_init import (
     apply_init_cfg,
     bias_init_with_prob,
     initialize,
@@ -177,11 +176,6 @@ def test_bad_configs_raise_mmcv_exception_types(net):
         initialize(net, dict(type="Constant", val=1, override="fc"))
     with pytest.raises(ValueError, match='needs "layer"'):
         apply_init_cfg(net, dict(type="Constant", val=1))
-
-
-def test_models_path_reexports_the_runner_implementation():
-    assert models_weight_init.apply_init_cfg is apply_init_cfg
-    assert models_weight_init.load_pretrained is load_pretrained
 
 
 class Classifier(nn.Module):

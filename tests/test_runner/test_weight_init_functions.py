@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from mmpar.runner.weight_init import (
+from mmpar.runner.model_setup.weight_init import (
     bias_init_with_prob,
     caffe2_xavier_init,
     constant_init,

@@ -7,7 +7,7 @@ from typing import Union
 import torch
 from torch import nn
 
-from mmpar.runner.weight_init import constant_init, kaiming_init
+from mmpar.runner.model_setup.weight_init import constant_init, kaiming_init
 
 from .registry import PLUGIN_LAYERS
 

@@ -8,7 +8,7 @@ from typing import Union
 import torch
 from torch import nn
 
-from mmpar.runner.weight_init import constant_init, kaiming_init
+from mmpar.runner.model_setup.weight_init import constant_init, kaiming_init
 from mmpar.utils.parrots_wrapper import _BatchNorm, _InstanceNorm
 
 from .activation import build_activation_layer

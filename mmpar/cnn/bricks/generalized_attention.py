@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mmpar.runner.weight_init import kaiming_init
+from mmpar.runner.model_setup.weight_init import kaiming_init
 
 from .registry import PLUGIN_LAYERS
 

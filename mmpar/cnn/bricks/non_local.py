@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from mmpar.runner.weight_init import constant_init, normal_init
+from mmpar.runner.model_setup.weight_init import constant_init, normal_init
 
 from .conv_module import ConvModule
 from .registry import PLUGIN_LAYERS

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mmpar.runner.weight_init import xavier_init
+from mmpar.runner.model_setup.weight_init import xavier_init
 
 from ._cfg import split_layer_cfg
 from .registry import UPSAMPLE_LAYERS

@@ -8,8 +8,9 @@ from typing import Sequence, Union
 import torch
 from torch import nn
 
+from mmpar.runner.model_setup.weight_init import apply_init_cfg
+
 from ..builder import BACKBONES
-from ..weight_init import apply_init_cfg
 
 
 @BACKBONES.register_module()

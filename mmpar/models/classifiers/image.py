@@ -9,10 +9,10 @@ import torch
 import torch.distributed as torch_dist
 from torch import nn
 
+from mmpar.runner.model_setup.weight_init import apply_init_cfg, load_pretrained
 from mmpar.utils.dist import all_reduce_dict, is_distributed
 
 from ..builder import CLASSIFIERS, build_backbone, build_head, build_neck
-from ..weight_init import apply_init_cfg, load_pretrained
 
 
 def parse_losses(losses: dict) -> tuple[torch.Tensor, OrderedDict]:

@@ -8,9 +8,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from mmpar.runner.model_setup.weight_init import apply_init_cfg
+
 from ..builder import HEADS, build_loss
 from ..losses import accuracy
-from ..weight_init import apply_init_cfg
 
 Features = Union[torch.Tensor, Sequence[torch.Tensor]]
 

@@ -8,8 +8,7 @@ from typing import Any, Callable, Sequence, Union
 
 from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 
-from ..atomic_file import remove_checkpoint
-from ..fsdp_state import checkpoint_is_collective
+from ..checkpointing.checkpointer import Checkpointer, checkpointer_of
 
 # Metric-name substrings for which a greater (or a smaller) value is better, as in mmcv.
 DEFAULT_GREATER_KEYS = (
@@ -149,8 +148,8 @@ class BestCheckpoint:
         rank 0 deletes the previous file.
 
         Args:
-            runner: Saves the checkpoint (``save_checkpoint``) and logs; its ``meta`` records
-                the best score and path.
+            runner: Saves the checkpoint (through its Checkpointer) and logs; its ``meta``
+                records the best score and path.
             score: The score of the evaluation that just ran.
             out_dir: Where the checkpoint goes.
             unit: ``'epoch'`` or ``'iter'``.
@@ -161,17 +160,15 @@ class BestCheckpoint:
         self.best_score = score
         runner.meta.setdefault("hook_msgs", {})["best_score"] = score
         previous = self.best_ckpt_path
-        name = f"best_{self.key_indicator}_{unit}_{number}.pth"
+        name = Checkpointer.best_name(self.key_indicator, unit, number)
         self.best_ckpt_path = osp.join(out_dir, name)
         runner.meta["hook_msgs"]["best_ckpt"] = self.best_ckpt_path
-        runner.save_checkpoint(out_dir, filename_tmpl=name, create_symlink=False)
+        # The previous best is deleted only once the new one is on disk: a crash or failed
+        # write during the save leaves it in place.
+        checkpointer_of(runner).save(
+            out_dir, name, create_symlink=False, replaces=previous, every_rank=False
+        )
         runner.logger.info(f"Now best checkpoint is saved as {name}.")
-        # Only once the new one is on disk: a crash or failed write during the save must
-        # leave the previous best checkpoint in place.
-        deletes = getattr(runner, "rank", 0) == 0 or not checkpoint_is_collective(runner)
-        if deletes and previous and previous != self.best_ckpt_path:
-            if remove_checkpoint(previous):
-                runner.logger.info(f"The previous best checkpoint {previous} was removed")
         runner.logger.info(f"Best {self.key_indicator} is {score:0.4f} at {number} {unit}.")
 
     def state_dict(self) -> dict:

@@ -11,8 +11,7 @@ import torch
 from mmpar.utils.dist import is_distributed
 from mmpar.utils.registry import ConfigArgumentError
 
-from ..atomic_file import remove_checkpoint
-from ..fsdp_state import checkpoint_is_collective
+from ..checkpointing.checkpointer import checkpointer_of
 from .hook import HOOKS, Hook
 
 
@@ -20,12 +19,13 @@ from .hook import HOOKS, Hook
 class CheckpointHook(Hook):
     """Save checkpoints every ``interval`` epochs or iterations (mmcv 1.x arguments).
 
-    Checkpoints are written atomically by ``runner.save_checkpoint`` and ``latest.pth`` points
+    Checkpoints are written atomically by the runner's
+    :class:`~mmpar.runner.checkpointing.checkpointer.Checkpointer` and ``latest.pth`` points
     at the newest. With ``max_keep_ckpts > 0`` older checkpoints are deleted, but only files
     this hook wrote (the list survives resume through :meth:`state_dict`) and never the
     checkpoint recorded as best (``runner.meta['hook_msgs']['best_ckpt']``). Only rank 0
-    writes; with a sharded (FSDP) model every rank joins the save (see
-    :func:`~mmpar.runner.fsdp_state.checkpoint_is_collective`), and rank 0 deletes old ones.
+    writes; with a sharded (FSDP) model every rank joins the save, and rank 0 deletes old
+    ones.
 
     Args:
         interval: Save every ``interval`` epochs (``by_epoch``) or iterations; ``-1``: never
@@ -43,8 +43,8 @@ class CheckpointHook(Hook):
             ``create_symlink`` (default True), ``meta``, and ``sharded`` (default False): with
             a sharded (FSDP) model, write every checkpoint of the run (periodic, best,
             preemption) as a ``torch.distributed.checkpoint`` directory of that name, each
-            rank writing its shards (:meth:`~mmpar.runner.BaseRunner.use_sharded_checkpoints`;
-            a ValueError for other models).
+            rank writing its shards (``Checkpointer.use_sharded``; a ValueError for other
+            models).
 
     Needs from the runner: ``work_dir``, ``epoch``/``iter``, ``rank``, ``meta``,
     ``save_checkpoint``.
@@ -105,7 +105,7 @@ class CheckpointHook(Hook):
         if self.out_dir is None:
             raise ValueError("CheckpointHook needs out_dir or a runner with a work_dir")
         if self.sharded:
-            runner.use_sharded_checkpoints()
+            checkpointer_of(runner).use_sharded()
         runner.logger.info("Checkpoints will be saved to %s", self.out_dir)
 
     def after_train_epoch(self, runner: Any) -> None:
@@ -140,47 +140,23 @@ class CheckpointHook(Hook):
     def _save_checkpoint(self, runner: Any) -> None:
         if self.sync_buffer:
             self._sync_buffers(runner)
-        # Every rank's RNG states go into the checkpoint rank 0 writes (a collective).
-        gather = getattr(runner, "gather_rank_rng_states", None)
-        if gather is not None:
-            gather()
-        if runner.rank != 0 and not checkpoint_is_collective(runner):
-            return
-        default_tmpl = "epoch_{}.pth" if self.by_epoch else "iter_{}.pth"
-        number = runner.epoch + 1 if self.by_epoch else runner.iter + 1
-        filename = self.args.get("filename_tmpl", default_tmpl).format(number)
-        # Recorded before saving so the checkpoint's own hook state lists itself, and its
-        # hook_msgs name it as the last checkpoint (a run resumed from it then goes on exactly
-        # as the uninterrupted run would).
-        if filename in self.written:
-            self.written.remove(filename)
-        self.written.append(filename)
-        if runner.meta is not None:
+        checkpointer = checkpointer_of(runner)
+        filename = checkpointer.numbered_name(self.args.get("filename_tmpl"), self.by_epoch)
+        if runner.meta is not None and checkpointer.writes:
+            # Before saving: the checkpoint's hook_msgs name it as the last checkpoint (a run
+            # resumed from it then goes on exactly as the uninterrupted run would).
             runner.meta.setdefault("hook_msgs", {})["last_ckpt"] = os.path.join(
                 self.out_dir, filename
             )
-        # Pass the finished name (braces escaped): the runner formats with the epoch number.
-        runner.save_checkpoint(
+        checkpointer.save(
             self.out_dir,
-            filename_tmpl=filename.replace("{", "{{").replace("}", "}}"),
+            filename,
             save_optimizer=self.save_optimizer,
             meta=self.args.get("meta"),
             create_symlink=self.args.get("create_symlink", True),
+            history=self.written,
+            max_keep=self.max_keep_ckpts,
         )
-        if runner.rank == 0:
-            self._rotate(runner, filename)
-
-    def _rotate(self, runner: Any, current: str) -> None:
-        if self.max_keep_ckpts <= 0:
-            return
-        best = ((runner.meta or {}).get("hook_msgs") or {}).get("best_ckpt")
-        best_name = os.path.basename(best) if best else None
-        while len(self.written) > self.max_keep_ckpts:
-            old = self.written.pop(0)
-            if old in (current, best_name):
-                continue
-            path = os.path.join(self.out_dir, old)
-            remove_checkpoint(path)
 
     def state_dict(self) -> dict:
         """The names of the checkpoints this hook wrote (for rotation after resume)."""

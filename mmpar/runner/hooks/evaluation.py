@@ -15,7 +15,7 @@ from mmpar.engine import multi_device_test, single_device_test
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import broadcast_object, is_distributed
 
-from ..fsdp_state import checkpoint_is_collective
+from ..checkpointing.checkpointer import checkpointer_of
 from ..utils import get_rng_state, set_rng_state
 from .best_checkpoint import (
     DEFAULT_GREATER_KEYS,
@@ -404,7 +404,7 @@ class DistEvalHook(EvalHook):
             self.eval_count += 1
         if self.save_best is None:
             return
-        if checkpoint_is_collective(runner):
+        if checkpointer_of(runner).collective:
             # Sharded model: saving the best checkpoint needs every rank. Rank 0 scored; the
             # others learn the score (and the metric 'auto' chose) and join the save.
             decision = (key_score, self.key_indicator, self.rule)

@@ -18,40 +18,29 @@ from typing import Any, Union
 
 from mmpar.utils.compat_errors import CheckValueError
 
-from .hook import HOOKS, Hook  # noqa: F401  (Hook: importable from here as before)
-from .param_schedule import (  # noqa: F401  (re-exported: importable from here as before)
-    WARMUP_TYPES,
+from .hook import HOOKS
+from .param_schedule import (
     GroupValues,
     ParamScheduleHook,
-    check_group_shape,
     config_values,
     format_param,
     group_values_property,
     map_groups,
-    named_optimizers,
     progress_of,
     values_of,
 )
-from .schedule_policies import (  # noqa: F401  (re-exported: importable from here as before)
-    ANNEAL_STRATEGIES,
+from .schedule_policies import (
     AnnealToTarget,
     CyclicMixin,
-    CyclicPhases,
     MinTarget,
     OneCycleMixin,
     StepDecay,
-    anneal_func,
     annealing_cos,
     annealing_linear,
-    check_min_or_ratio,
-    check_not_by_epoch,
-    check_step,
     check_unit_interval,
     get_position_from_periods,
     one_cycle_phases,
     one_cycle_value,
-    parse_target_ratio,
-    step_exponent,
 )
 
 
@@ -318,20 +307,7 @@ class CyclicLrUpdaterHook(CyclicMixin, LrUpdaterHook):
         **kwargs: :class:`LrUpdaterHook` arguments.
     """
 
-    def __init__(
-        self,
-        by_epoch: bool = False,
-        target_ratio: Union[float, tuple] = (10, 1e-4),
-        cyclic_times: int = 1,
-        step_ratio_up: float = 0.4,
-        anneal_strategy: str = "cos",
-        gamma: float = 1,
-        **kwargs: Any,
-    ) -> None:
-        self._init_cycle(
-            by_epoch, target_ratio, cyclic_times, step_ratio_up, anneal_strategy, gamma
-        )
-        super().__init__(by_epoch, **kwargs)
+    __init__ = CyclicMixin.make_init(default_target_ratio=(10, 1e-4))
 
     @property
     def lr_phases(self) -> list[list]:

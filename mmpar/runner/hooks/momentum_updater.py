@@ -17,35 +17,26 @@ from __future__ import annotations
 import operator
 from typing import Any, Union
 
-from .hook import HOOKS, Hook  # noqa: F401  (Hook: importable from here as before)
-from .param_schedule import (  # noqa: F401  (re-exported: importable from here as before)
-    WARMUP_TYPES,
+from .hook import HOOKS
+from .param_schedule import (
     GroupValues,
     ParamScheduleHook,
     check_group_shape,
     format_param,
     from_named,
     group_values_property,
-    map_groups,
     named_optimizers,
-    progress_of,
     values_of,
 )
-from .schedule_policies import (  # noqa: F401  (re-exported: importable from here as before)
+from .schedule_policies import (
     AnnealToTarget,
     CyclicMixin,
     OneCycleMixin,
     StepDecay,
-    anneal_func,
     annealing_cos,
     annealing_linear,
-    check_min_or_ratio,
-    check_not_by_epoch,
-    check_step,
-    check_unit_interval,
     one_cycle_phases,
     one_cycle_value,
-    step_exponent,
 )
 
 
@@ -192,20 +183,7 @@ class CyclicMomentumUpdaterHook(CyclicMixin, MomentumUpdaterHook):
         **kwargs: :class:`MomentumUpdaterHook` arguments.
     """
 
-    def __init__(
-        self,
-        by_epoch: bool = False,
-        target_ratio: Union[float, tuple] = (0.85 / 0.95, 1),
-        cyclic_times: int = 1,
-        step_ratio_up: float = 0.4,
-        anneal_strategy: str = "cos",
-        gamma: float = 1,
-        **kwargs: Any,
-    ) -> None:
-        self._init_cycle(
-            by_epoch, target_ratio, cyclic_times, step_ratio_up, anneal_strategy, gamma
-        )
-        super().__init__(by_epoch, **kwargs)
+    __init__ = CyclicMixin.make_init(default_target_ratio=(0.85 / 0.95, 1))
 
     @property
     def momentum_phases(self) -> list[list]:

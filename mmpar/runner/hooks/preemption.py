@@ -15,10 +15,9 @@ from typing import Any, Sequence
 
 from mmpar.utils.dist import is_distributed
 
-from ..atomic_file import remove_checkpoint
-from ..fsdp_state import checkpoint_is_collective
-from ..preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_signals
+from ..checkpointing.checkpointer import Checkpointer, checkpointer_of
 from .hook import HOOKS, Hook
+from .preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_signals
 
 PREEMPTED_EXIT_CODE = 75  # EX_TEMPFAIL (sysexits.h): a temporary failure, try again
 INTERRUPTED_EXIT_CODE = 128 + signal.SIGINT  # 130, what a shell reports for Ctrl-C
@@ -205,13 +204,9 @@ class PreemptionHook(Hook):
         signal_name = received.name
         position = runner.progress
         epoch, iters = position["epoch"], position["iter"]
-        path = None
-        gather = getattr(runner, "gather_rank_rng_states", None)
-        if gather is not None:  # every rank's RNG states into rank 0's checkpoint (collective)
-            gather()
-        if runner.rank == 0 or checkpoint_is_collective(runner):  # sharded: every rank joins
-            saved = self._save(runner, iters)
-            path = saved if runner.rank == 0 else None
+        path = self._save(runner, iters)  # every rank: gathers RNG states, writers write
+        if runner.rank != 0:
+            path = None
         if self._agreement is not None:
             self._agreement.barrier()  # no rank exits before the checkpoint is complete
         if runner.rank == 0:
@@ -232,16 +227,15 @@ class PreemptionHook(Hook):
                 _requeue(runner, job)
         raise TrainingPreempted(path, signal_name, epoch, iters)
 
-    def _save(self, runner: Any, iters: int) -> str:
-        previous, self.checkpoint = self.checkpoint, f"preempted_iter_{iters}.pth"
-        # Recorded before saving: the checkpoint's own hook state names it, so a run resumed
-        # from it deletes it once it writes its own preemption checkpoint.
-        path = runner._save_checkpoint_file(
-            runner.work_dir, self.checkpoint, save_optimizer=True, meta=None, create_symlink=True
-        )
-        if previous and previous != self.checkpoint and runner.rank == 0:
-            remove_checkpoint(os.path.join(runner.work_dir, previous))
-        return path
+    def _save(self, runner: Any, iters: int) -> str | None:
+        checkpointer = checkpointer_of(runner)
+        previous = self.checkpoint
+        if checkpointer.writes:
+            # Recorded before saving: the checkpoint's own hook state names it, so a run
+            # resumed from it deletes it once it writes its own preemption checkpoint.
+            self.checkpoint = Checkpointer.preempted_name(iters)
+        replaces = os.path.join(runner.work_dir, previous) if previous else None
+        return checkpointer.save(runner.work_dir, self.checkpoint, replaces=replaces)
 
     # Resumable state ------------------------------------------------------------------------
 

@@ -364,6 +364,31 @@ class CyclicMixin:
         super().before_run(runner)  # type: ignore[misc]
         self._cycle.build(runner.max_iters)
 
+    @staticmethod
+    def make_init(default_target_ratio: tuple) -> Callable[..., None]:
+        """The ``__init__`` of a cyclic hook: mmcv's arguments, its own ``target_ratio`` default.
+
+        The LR and momentum hooks differ only in that default; the hook class is
+        ``class Hook(CyclicMixin, Base)`` and the rest goes to ``Base.__init__``.
+        """
+
+        def __init__(
+            self: Any,
+            by_epoch: bool = False,
+            target_ratio: Union[float, tuple] = default_target_ratio,
+            cyclic_times: int = 1,
+            step_ratio_up: float = 0.4,
+            anneal_strategy: str = "cos",
+            gamma: float = 1,
+            **kwargs: Any,
+        ) -> None:
+            self._init_cycle(
+                by_epoch, target_ratio, cyclic_times, step_ratio_up, anneal_strategy, gamma
+            )
+            super().__init__(by_epoch, **kwargs)
+
+        return __init__
+
     @property
     def max_iter_per_phase(self) -> int | None:
         """Iterations per cycle (known after ``before_run``)."""

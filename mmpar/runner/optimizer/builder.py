@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
 from typing import Any
 
@@ -10,6 +9,8 @@ import torch
 
 from mmpar.utils.compat_errors import NOT_PROVIDED, not_provided
 from mmpar.utils.registry import Registry
+
+from ..arg_checks import split_constructor
 
 OPTIMIZERS = Registry("optimizer")
 OPTIMIZER_BUILDERS = Registry("optimizer builder")
@@ -52,10 +53,9 @@ def build_optimizer(model: torch.nn.Module, cfg: dict) -> torch.optim.Optimizer:
     Returns:
         The optimizer.
     """
-    if not isinstance(cfg, dict):
-        raise TypeError(f"optimizer config must be a dict, but got {type(cfg).__name__}")
-    optimizer_cfg = copy.deepcopy(cfg)
-    constructor_type = optimizer_cfg.pop("constructor", "DefaultOptimizerConstructor")
+    optimizer_cfg, constructor_type = split_constructor(
+        cfg, "optimizer", "DefaultOptimizerConstructor"
+    )
     paramwise_cfg = optimizer_cfg.pop("paramwise_cfg", None)
     constructor = build_optimizer_constructor(
         {"type": constructor_type, "optimizer_cfg": optimizer_cfg, "paramwise_cfg": paramwise_cfg}

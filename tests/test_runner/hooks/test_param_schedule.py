@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from mmpar.runner.hooks import lr_updater, momentum_updater, param_schedule, schedule_policies
+from mmpar.runner.hooks import lr_updater, param_schedule, schedule_policies
 from mmpar.runner.hooks.lr_updater import (
     CosineAnnealingLrUpdaterHook,
     LrUpdaterHook,
@@ -73,29 +73,14 @@ def test_format_param():
         format_param("disc", opt, {"gen": 1.0})
 
 
-# Names the family modules exported before the shared base existed (same objects now).
-MOVED_FROM_LR = [
-    "WARMUP_TYPES", "ANNEAL_STRATEGIES", "GroupValues", "annealing_cos", "annealing_linear",
-    "format_param", "get_position_from_periods", "check_step", "step_exponent",
-    "check_min_or_ratio", "check_unit_interval", "anneal_func", "check_not_by_epoch",
-    "progress_of", "map_groups", "named_optimizers", "check_group_shape", "parse_target_ratio",
-    "CyclicPhases", "CyclicMixin", "one_cycle_value",
-]  # fmt: skip
-MOVED_FROM_MOMENTUM = [
-    "WARMUP_TYPES", "CyclicMixin", "GroupValues", "anneal_func", "annealing_cos",
-    "annealing_linear", "check_group_shape", "check_min_or_ratio", "check_not_by_epoch",
-    "check_step", "check_unit_interval", "format_param", "map_groups", "named_optimizers",
-    "one_cycle_value", "progress_of", "step_exponent",
-]  # fmt: skip
+# mmcv's helper names in lr_updater: the shared implementations, not copies.
+MMCV_LR_HELPERS = ["annealing_cos", "annealing_linear", "format_param", "get_position_from_periods"]
 
 
-@pytest.mark.parametrize(
-    "module, names", [(lr_updater, MOVED_FROM_LR), (momentum_updater, MOVED_FROM_MOMENTUM)]
-)
-def test_moved_names_still_import_from_the_family_modules(module, names):
-    for name in names:
-        moved = getattr(param_schedule, name, None) or getattr(schedule_policies, name)
-        assert getattr(module, name) is moved, name
+def test_mmcv_helper_names_in_lr_updater_are_the_shared_ones():
+    for name in MMCV_LR_HELPERS:
+        shared = getattr(param_schedule, name, None) or getattr(schedule_policies, name)
+        assert getattr(lr_updater, name) is shared, name
 
 
 # ------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from mmpar.runner import (
     find_latest_checkpoint,
     load_checkpoint,
 )
-from mmpar.runner.preemption_signals import SignalFlag, StopAgreement, parse_signals
+from mmpar.runner.hooks.preemption_signals import SignalFlag, StopAgreement, parse_signals
 
 
 class SendSignal(Hook):

@@ -17,7 +17,7 @@ from mmpar.utils.compat_errors import CheckTypeError
 from mmpar.utils.config import Config
 from mmpar.utils.dist import master_only
 
-from ...loaders import IterLoader
+from ...resume.loader_position import IterLoader
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from mmpar.version import __version__
 
-from .atomic_file import atomic_path
-from .safe_load import CheckpointError, CorruptCheckpointError, load_checkpoint_file
-from .sharded_checkpoint import read_sharded_header
+from ..checkpointing.atomic_file import atomic_path
+from ..checkpointing.safe_load import CheckpointError, CorruptCheckpointError, load_checkpoint_file
+from ..checkpointing.sharded import read_sharded_header
 
 __all__ = [
     "RUN_RECORD",

@@ -10,8 +10,8 @@ full state dict and keeps its shard (``set_model_state_dict`` / ``set_optimizer_
 The optimizer state is stored in torch's own layout (``optimizer.state_dict()``: parameters
 numbered 0, 1, ... in the order of the optimizer's param groups), so a checkpoint of a sharded
 run also loads into an unsharded optimizer (DDP, one process) and vice versa.
-:func:`checkpoint_is_collective` is the one place that says whether saving a runner's
-checkpoint needs every rank.
+Whether a runner's saves need every rank is decided by its Checkpointer
+(:attr:`~mmpar.runner.checkpointing.checkpointer.Checkpointer.collective`).
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ import torch.distributed as dist
 from torch import nn
 from torch.optim import Optimizer
 
-from mmpar.parallel import is_fully_sharded, is_module_wrapper
+from mmpar.parallel import is_module_wrapper
 
 __all__ = [
     "broadcast_buffers",
-    "checkpoint_is_collective",
     "gather_full_model_state",
     "gather_full_optimizer_state",
     "load_full_model_state",
@@ -44,15 +43,6 @@ class LoadReport(NamedTuple):
 
     missing_keys: list
     unexpected_keys: list
-
-
-def checkpoint_is_collective(runner: Any) -> bool:
-    """Whether every rank must join the runner's checkpoint saves (its model is sharded).
-
-    Hooks that save only on rank 0 in a DDP or one-process run call the save on every rank
-    when this is true; deleting old checkpoint files stays with rank 0.
-    """
-    return is_fully_sharded(getattr(runner, "model", None))
 
 
 def _bare(model: nn.Module) -> nn.Module:

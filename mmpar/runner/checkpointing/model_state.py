@@ -12,8 +12,8 @@ import torch.nn as nn
 
 from mmpar.parallel import is_fully_sharded, is_module_wrapper
 
+from ..model_setup.compile import match_compiled_keys, strip_compile_prefix
 from .fsdp_state import load_full_model_state
-from .model_compile import match_compiled_keys, strip_compile_prefix
 from .safe_load import CheckpointError
 
 __all__ = [

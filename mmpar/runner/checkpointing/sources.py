@@ -7,9 +7,9 @@ Registered here: local paths, ``http(s)://``, ``torchvision://`` (and ``modelzoo
 loader reads with ``weights_only=True`` unless the caller trusts the file, so a downloaded
 checkpoint cannot run code either.
 
-The name → URL tables of the model zoos ship as JSON files in ``model_zoo/`` beside this module
-and are read when a scheme needs them; ``$MMCV_HOME/open_mmlab.json`` adds to or overrides the
-``open-mmlab://`` table as in mmcv.
+The name → URL tables of the model zoos ship as JSON files in ``mmpar/runner/model_zoo/``
+(mmcv's place) and are read when a scheme needs them; ``$MMCV_HOME/open_mmlab.json`` adds to
+or overrides the ``open-mmlab://`` table as in mmcv.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ ENV_MMCV_HOME = "MMCV_HOME"
 ENV_XDG_CACHE_HOME = "XDG_CACHE_HOME"
 DEFAULT_CACHE_DIR = "~/.cache"
 
-_ZOO_DIR = Path(__file__).with_name("model_zoo")
+_ZOO_DIR = Path(__file__).parent.parent / "model_zoo"  # mmcv keeps them in runner/model_zoo
 _logger = logging.getLogger("mmpar")
 
 MapLocation = Union[str, Callable, dict, None]
@@ -411,24 +411,3 @@ def load_from_mmcls(
     url = _lookup(get_mmcls_models(), filename[len("mmcls://") :], "mmcls://")
     checkpoint = load_from_http(url, map_location=map_location, weights_only=weights_only)
     return _process_mmcls_checkpoint(checkpoint)
-
-
-__all__ = [
-    "DEFAULT_CACHE_DIR",
-    "ENV_MMCV_HOME",
-    "ENV_XDG_CACHE_HOME",
-    "CheckpointLoader",
-    "ModelZooFileError",
-    "UnknownModelError",
-    "get_deprecated_model_names",
-    "get_external_models",
-    "get_mmcls_models",
-    "get_torchvision_models",
-    "load_from_ceph",
-    "load_from_http",
-    "load_from_local",
-    "load_from_mmcls",
-    "load_from_openmmlab",
-    "load_from_pavi",
-    "load_from_torchvision",
-]

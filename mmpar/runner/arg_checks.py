@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 import logging
 import os
@@ -181,6 +182,23 @@ def resolve_run_limit(runner: Any, name: str, value: int | None) -> int:
     return limit
 
 
+def split_constructor(cfg: Any, what: str, default: str) -> tuple[dict, str]:
+    """A deep copy of a builder config without its ``constructor`` key, and that key.
+
+    Args:
+        cfg: ``dict(type=..., constructor=..., ...)``: a runner or optimizer config.
+        what: Its name in the error message (``'runner'``, ``'optimizer'``).
+        default: The constructor when the config names none.
+
+    Raises:
+        TypeError: ``cfg`` is not a dict.
+    """
+    if not isinstance(cfg, dict):
+        raise TypeError(f"{what} config must be a dict, but got {type(cfg).__name__}")
+    cfg = copy.deepcopy(cfg)
+    return cfg, cfg.pop("constructor", default)
+
+
 __all__ = [
     "VALID_MODES",
     "NoTrainStepError",
@@ -188,4 +206,5 @@ __all__ = [
     "check_workflow",
     "prepare_work_dir",
     "resolve_run_limit",
+    "split_constructor",
 ]

@@ -12,7 +12,7 @@ compiled too. The model keeps its class, its parameters and its state dict keys.
 
 Checkpoints written elsewhere from a ``torch.compile(model)`` wrapper carry ``_orig_mod.`` in
 their keys; :func:`strip_compile_prefix` and :func:`match_compiled_keys` remove it when saving
-and loading (see :mod:`mmpar.runner.model_state`).
+and loading (see :mod:`mmpar.runner.checkpointing.model_state`).
 """
 
 from __future__ import annotations
