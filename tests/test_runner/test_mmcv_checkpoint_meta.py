@@ -12,7 +12,7 @@ import torch.nn as nn
 from mmpar.parallel import is_module_wrapper
 from mmpar.runner import EpochBasedRunner, load_checkpoint, save_checkpoint
 from mmpar.runner.checkpoint import _load_checkpoint
-from mmpar.runner.checkpoint_loader import load_from_pavi
+from mmpar.runner.checkpointing.sources import load_from_pavi
 from mmpar.version import mmcv_version
 
 
