@@ -194,7 +194,8 @@ def _fake_slurm_bin(tmp_path: Path) -> Path:
         "scontrol": (
             "#!/bin/sh\n"
             f'echo "$*" >> "{tmp_path / "scontrol.log"}"\n'
-            '[ "$1 $2" = "show hostnames" ] && echo 127.0.0.1\n'
+            # real scontrol takes both spellings; mmcv (and mmpar) ask "hostname"
+            'case "$1 $2" in "show hostname"|"show hostnames") echo 127.0.0.1;; esac\n'
         ),
     }
     for name, text in scripts.items():
@@ -243,7 +244,7 @@ def test_slurm_scripts_train_and_test_through_srun(tmp_path, reference):
     ]
     # Both ranks found the master through scontrol (MASTER_ADDR was not set).
     assert (tmp_path / "scontrol.log").read_text().splitlines() == [
-        "show hostnames fakenode[0-1]"
+        "show hostname fakenode[0-1]"
     ] * 2
     _assert_trained_like(work, reference)
     (log,) = work.glob("*.log")
@@ -315,7 +316,10 @@ def test_dist_scripts_build_the_torchrun_command(tmp_path, env, rendezvous):
     torchrun = ["-m", "torch.distributed.run", *rendezvous, "--nproc_per_node=2"]
     train = _script(tmp_path, "dist_train.sh", "cfg.py", 2, "--seed", "1", **env)
     assert train.returncode == 0, train.stderr
-    assert train.stdout.splitlines() == torchrun + [
+    # One node: the work-dir lock is checked first (python -m mmpar.cli.work_dir_check).
+    one_node = env.get("NNODES", "1") == "1" and "RDZV_ENDPOINT" not in env
+    check = ["-m", "mmpar.cli.work_dir_check", "cfg.py", "--seed", "1"] if one_node else []
+    assert train.stdout.splitlines() == check + torchrun + [
         f"{TOOLS}/train.py",
         "cfg.py",
         "--launcher",
