@@ -45,8 +45,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ctrl_c(cmd: list, times: int, to_group: bool, env: dict | None = None) -> SimpleNamespace:
-    """Run ``cmd``; on READY send SIGINT, and (``times=2``) again once it was announced."""
+def _ctrl_c(
+    cmd: list, times: int, to_group: bool, env: dict | None = None, ranks: int = 1
+) -> SimpleNamespace:
+    """Run ``cmd``; once every rank printed READY send SIGINT, and (``times=2``) again once it
+    was announced.
+
+    A rank only counts signals from its READY on: signalling before the last rank is waiting
+    would leave that rank blocked.
+    """
     full_env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", NO_COLOR="1")
     full_env["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(HERE), str(REPO), os.environ.get("PYTHONPATH")])
@@ -68,11 +75,12 @@ def _ctrl_c(cmd: list, times: int, to_group: bool, env: dict | None = None) -> S
         else:
             os.kill(proc.pid, signal.SIGINT)
 
-    lines, sent = [], 0
+    lines, sent, ready = [], 0, 0
     try:
         for line in proc.stdout:
             lines.append(line)
-            if sent == 0 and line.strip() == "READY":
+            ready += line.strip() == "READY"
+            if sent == 0 and ready == ranks:
                 interrupt()
                 sent = 1
             elif sent == 1 and times == 2 and ANNOUNCED in line:
@@ -103,7 +111,7 @@ def torchrun(work_dir: Path) -> SimpleNamespace:
     cmd = ["bash", "tools/dist_train.sh", CONFIG, "2", "--work-dir", work_dir, "--no-validate"]
     cmd += ["--cfg-options", *OPTIONS, "data.samples_per_gpu=32", "preemption.sync_interval=0"]
     env = {"PYTHON": sys.executable, "PORT": str(_free_port())}
-    return _ctrl_c(cmd, 1, to_group=False, env=env)
+    return _ctrl_c(cmd, 1, to_group=False, env=env, ranks=2)
 
 
 @pytest.fixture(scope="module")
