@@ -10,31 +10,17 @@ here. Newer CPythons inline comprehensions, which only lowers the call count.
 """
 
 import collections
-import logging
 import os
 import sys
 
 import torch
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from helpers.benchmark_runner import Classifier, batches, benchmark_runner
 
-from mmpar.parallel import MMDataParallel
-from mmpar.runner import EpochBasedRunner, Hook
+from mmpar.runner import Hook
 
 ITERS = 8
 MAX_CALLS_PER_ITER = 28
 MAX_BYTECODES_PER_ITER = 880
-
-
-class Classifier(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 3)
-
-    def train_step(self, data_batch, optimizer, **kwargs):
-        x, y = data_batch
-        loss = nn.functional.cross_entropy(self.fc(x), y)
-        return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
 
 
 class Counter:
@@ -69,27 +55,13 @@ class TraceSecondEpoch(Hook):
 
 def test_python_work_per_iteration_stays_under_its_bound(tmp_path):
     torch.manual_seed(0)
-    data = TensorDataset(torch.randn(4 * ITERS, 8), torch.randint(0, 3, (4 * ITERS,)))
+    loader = batches(ITERS)
     model = Classifier()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    logger = logging.getLogger("mmpar_test_hot_path")
-    logger.setLevel(logging.WARNING)
-    runner = EpochBasedRunner(
-        MMDataParallel(model, device_ids=[-1]),
-        optimizer=optimizer,
-        work_dir=str(tmp_path),
-        logger=logger,
-        max_epochs=3,
-    )
-    runner.register_training_hooks(
-        lr_config=None,
-        optimizer_config={},
-        checkpoint_config=dict(interval=3),
-        log_config=dict(interval=50, hooks=[dict(type="TextLoggerHook")]),
-    )
+    runner = benchmark_runner(model, optimizer, str(tmp_path), max_epochs=3)
     counter = Counter()
     runner.register_hook(TraceSecondEpoch(counter), priority="HIGHEST")
-    runner.run([DataLoader(data, batch_size=4)], [("train", 1)])
+    runner.run([loader], [("train", 1)])
     # The traced span also holds the epoch's start and end stages: counted in, amortized.
     calls = counter.calls / ITERS
     bytecodes = sum(counter.bytecodes.values()) / ITERS

@@ -9,26 +9,11 @@ wrapper have put no hook on the model, its parameters or the optimizer, and the 
 the gradients with the same call as the hand loop (``optimizer.zero_grad()``: set to None).
 """
 
-import logging
-
 import torch
 import torch.optim.optimizer as torch_optimizer
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from helpers.benchmark_runner import Classifier, batches, benchmark_runner
 
-from mmpar.parallel import MMDataParallel
-from mmpar.runner import EpochBasedRunner, Hook
-
-
-class Classifier(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 3)
-
-    def train_step(self, data_batch, optimizer, **kwargs):
-        x, y = data_batch
-        loss = nn.functional.cross_entropy(self.fc(x), y)
-        return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
+from mmpar.runner import Hook
 
 
 def torch_state():
@@ -74,7 +59,7 @@ class Probe(Hook):
 
 def test_optimizer_hook_steps_in_a_hand_loops_torch_state(tmp_path):
     torch.manual_seed(0)
-    data = TensorDataset(torch.randn(16, 8), torch.randint(0, 3, (16,)))
+    loader = batches(4)
     model = Classifier()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     hand_state, hand_hooks = torch_state(), hooks_on(model, optimizer)
@@ -86,24 +71,10 @@ def test_optimizer_hook_steps_in_a_hand_loops_torch_state(tmp_path):
         original_zero_grad(*args, **kwargs)
 
     optimizer.zero_grad = zero_grad
-    logger = logging.getLogger("mmpar_test_step_state")
-    logger.setLevel(logging.WARNING)
-    runner = EpochBasedRunner(
-        MMDataParallel(model, device_ids=[-1]),
-        optimizer=optimizer,
-        work_dir=str(tmp_path),
-        logger=logger,
-        max_epochs=2,
-    )
-    runner.register_training_hooks(
-        lr_config=None,
-        optimizer_config={},
-        checkpoint_config=dict(interval=2),
-        log_config=dict(interval=50, hooks=[dict(type="TextLoggerHook")]),
-    )
+    runner = benchmark_runner(model, optimizer, str(tmp_path), max_epochs=2)
     probe = Probe(model, optimizer)
     runner.register_hook(probe, priority="HIGHEST")
-    runner.run([DataLoader(data, batch_size=4)], [("train", 1)])
+    runner.run([loader], [("train", 1)])
     assert len(probe.seen) == 8
     assert all(seen == (hand_state, hand_hooks) for seen in probe.seen), probe.seen[0]
     # The hand loop's call: no arguments, so torch's default (set_to_none=True).
