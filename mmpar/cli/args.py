@@ -16,6 +16,19 @@ from mmpar.runner.checkpointing.sharded import HEADER, read_sharded_header
 from .errors import TRUST_CHECKPOINT_FLAG, UsageError
 
 
+def train_work_dir(work_dir_flag: str | None, cfg, config_path: str) -> str:
+    """The work dir of a training, by mmcv's rule.
+
+    ``--work-dir`` if given, else the config's ``work_dir``, else ``work_dirs/<config name>``.
+    ``tools/train.py`` and the lock check of ``tools/dist_train.sh`` both decide it here.
+    """
+    if work_dir_flag is not None:
+        return work_dir_flag
+    if cfg.get("work_dir") is not None:
+        return cfg.work_dir
+    return osp.join("work_dirs", osp.splitext(osp.basename(config_path))[0])
+
+
 def add_trust_checkpoint_argument(
     parser: argparse.ArgumentParser, what: str = "the checkpoint"
 ) -> None:

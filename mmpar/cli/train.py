@@ -51,6 +51,7 @@ from mmpar.cli import (
     run_status,
     user_errors,
 )
+from mmpar.cli.args import train_work_dir
 from mmpar.cli.packaged_configs import ListConfigsAction, resolve_config
 from mmpar.cli.run_mixing import check_new_run_work_dir
 from mmpar.runner.hooks.preemption import TrainingPreempted
@@ -144,10 +145,7 @@ def load_config(args: argparse.Namespace) -> Config:
     if args.cfg_options:
         cfg.merge_from_dict(args.cfg_options)
         watch_keys(cfg.added_option_keys)  # reported by lock_and_build if nothing reads them
-    if args.work_dir is not None:
-        cfg.work_dir = args.work_dir
-    elif cfg.get("work_dir") is None:
-        cfg.work_dir = osp.join("work_dirs", osp.splitext(osp.basename(args.config))[0])
+    cfg.work_dir = train_work_dir(args.work_dir, cfg, args.config)
     if args.resume_from is not None:
         cfg.resume_from = args.resume_from
     if args.load_from is not None:

@@ -14,11 +14,11 @@ It finds the work dir as ``tools/train.py`` does (``--work-dir``, else the confi
 from __future__ import annotations
 
 import argparse
-import os.path as osp
 import sys
 
 from mmpar.utils import Config, DictAction
 
+from .args import train_work_dir
 from .workdir_lock import WorkDirLockedError, check_not_locked
 
 
@@ -47,9 +47,7 @@ def work_dir_of(argv: list[str]) -> str | None:
             cfg.merge_from_dict(args.cfg_options)
     except Exception:  # a broken config: tools/train.py names the problem
         return None
-    if cfg.get("work_dir") is not None:
-        return cfg.work_dir
-    return osp.join("work_dirs", osp.splitext(osp.basename(args.config))[0])
+    return train_work_dir(None, cfg, args.config)
 
 
 def main(argv: list[str] | None = None) -> int:
