@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -22,9 +21,9 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from helpers import REPO, free_port, tool_env
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 CONFIG = HERE / "preempt_digits_config.py"
 TIMEOUT = 180
 AT = 5  # the iteration after which the plugin waits for Ctrl-C
@@ -39,12 +38,6 @@ ANNOUNCED = "Ctrl-C: stopping after this iteration and saving a checkpoint"
 STOPPED = re.compile(r"Interrupted by SIGINT at epoch 1, iteration (\d+): saved (\S+) \(latest")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _ctrl_c(
     cmd: list, times: int, to_group: bool, env: dict | None = None, ranks: int = 1
 ) -> SimpleNamespace:
@@ -54,11 +47,7 @@ def _ctrl_c(
     A rank only counts signals from its READY on: signalling before the last rank is waiting
     would leave that rank blocked.
     """
-    full_env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", NO_COLOR="1")
-    full_env["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(HERE), str(REPO), os.environ.get("PYTHONPATH")])
-    )
-    full_env.update(env or {})
+    full_env = tool_env(HERE, **(env or {}))
     proc = subprocess.Popen(
         [str(c) for c in cmd],
         cwd=REPO,
@@ -110,7 +99,7 @@ def single(work_dir: Path, times: int) -> SimpleNamespace:
 def torchrun(work_dir: Path) -> SimpleNamespace:
     cmd = ["bash", "tools/dist_train.sh", CONFIG, "2", "--work-dir", work_dir, "--no-validate"]
     cmd += ["--cfg-options", *OPTIONS, "data.samples_per_gpu=32", "preemption.sync_interval=0"]
-    env = {"PYTHON": sys.executable, "PORT": str(_free_port())}
+    env = {"PYTHON": sys.executable, "PORT": str(free_port())}
     return _ctrl_c(cmd, 1, to_group=False, env=env, ranks=2)
 
 
