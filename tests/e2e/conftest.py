@@ -6,6 +6,7 @@ the Digits constants and the shared process helpers (tests/helpers) through the 
 
 import glob
 import json
+import logging
 import os
 from types import SimpleNamespace
 
@@ -79,3 +80,20 @@ def e2e():
         json_log=json_log,
         metric_lines=metric_lines,
     )
+
+
+@pytest.fixture
+def restore_mmpar_logger():
+    """A tool's main() run in-process sets the "mmpar" logger up; put it back afterwards."""
+    from mmpar.utils import logging as mmpar_logging
+
+    logger = logging.getLogger("mmpar")
+    before = list(logger.handlers)
+    was_initialized = "mmpar" in mmpar_logging._initialized
+    yield
+    for handler in list(logger.handlers):
+        if handler not in before:  # incl. a console handler on capsys's (now closed) stream
+            logger.removeHandler(handler)
+            handler.close()
+    if not was_initialized:
+        mmpar_logging._initialized.discard("mmpar")

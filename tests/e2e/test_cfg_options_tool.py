@@ -4,8 +4,6 @@ Each refused command exits with code 2 and one ``error:`` line before it writes 
 logger and a custom hook given as dicts on the command line train.
 """
 
-import logging
-
 import pytest
 
 pytestmark = pytest.mark.slow
@@ -36,23 +34,6 @@ def test_hook_missing_its_step_exits_2_with_one_line_naming_the_key(e2e, tmp_pat
     assert error.startswith("error: ConfigArgumentError: lr_config: StepLrUpdaterHook"), error
     assert "'step'" in error
     assert not (tmp_path / "work").exists()  # nothing written
-
-
-@pytest.fixture
-def restore_mmpar_logger():
-    """main() in-process adds handlers to the "mmpar" logger; remove them afterwards."""
-    from mmpar.utils import logging as mmpar_logging
-
-    logger = logging.getLogger("mmpar")
-    before = list(logger.handlers)
-    was_initialized = "mmpar" in mmpar_logging._initialized
-    yield
-    for handler in list(logger.handlers):
-        if handler not in before:
-            logger.removeHandler(handler)
-            handler.close()
-    if not was_initialized:
-        mmpar_logging._initialized.discard("mmpar")
 
 
 @pytest.mark.usefixtures("restore_mmpar_logger")

@@ -1,6 +1,5 @@
 """tools/train.py holds its work dir: another run (single or torchrun) exits 2, changes nothing."""
 
-import logging
 import os
 import re
 import subprocess
@@ -125,23 +124,6 @@ def test_second_run_on_a_held_work_dir_exits_2_and_the_first_finishes(e2e, tmp_p
     assert len(logs) == 2 and re.fullmatch(r"\d{8}_\d{6}_[0-9a-f]{6}\.log", logs[0]), logs
     assert logs[1] == logs[0] + ".json"
     assert "status:          finished" in (work / logs[0]).read_text()  # the summary is logged
-
-
-@pytest.fixture
-def restore_mmpar_logger():
-    """main() in-process sets the "mmpar" logger up; put it back as it was afterwards."""
-    from mmpar.utils import logging as mmpar_logging
-
-    logger = logging.getLogger("mmpar")
-    before = list(logger.handlers)
-    was_initialized = "mmpar" in mmpar_logging._initialized
-    yield
-    for handler in list(logger.handlers):
-        if handler not in before:  # incl. a console handler on capsys's (now closed) stream
-            logger.removeHandler(handler)
-            handler.close()
-    if not was_initialized:
-        mmpar_logging._initialized.discard("mmpar")
 
 
 def test_failed_checkpoint_write_prints_the_summary_then_the_error(
