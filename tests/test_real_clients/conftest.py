@@ -10,6 +10,7 @@ get the helpers through the ``clients`` fixture instead of importing this file.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -130,6 +131,16 @@ def downloads(tmp_path_factory):
     return unpacked
 
 
+def read_log(work_dir):
+    """The training's JSON log: (train entries, val entries)."""
+    (log,) = Path(work_dir).glob("*.log.json")
+    entries = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    return (
+        [e for e in entries if e.get("mode") == "train"],
+        [e for e in entries if e.get("mode") == "val"],
+    )
+
+
 @pytest.fixture(scope="session")
 def clients():
     """The helpers above, for test modules (which cannot import this conftest)."""
@@ -144,4 +155,5 @@ def clients():
         write_cifar_digits=cifar_digits.write_cifar_digits,
         write_mmcls_config=cifar_digits.write_mmcls_config,
         coco_digits=coco_digits,
+        read_log=read_log,
     )

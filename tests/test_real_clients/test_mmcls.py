@@ -69,16 +69,6 @@ def mmcv_imports(path):
     return lines
 
 
-def read_log(work_dir):
-    """The training's JSON log: (train entries, val entries)."""
-    (log,) = work_dir.glob("*.log.json")
-    entries = [json.loads(line) for line in log.read_text().splitlines()[1:]]
-    return (
-        [e for e in entries if e.get("mode") == "train"],
-        [e for e in entries if e.get("mode") == "val"],
-    )
-
-
 @pytest.fixture(scope="module")
 def mmcls_setup(downloads, tmp_path_factory, clients):
     root = tmp_path_factory.mktemp("mmcls")
@@ -105,7 +95,10 @@ def train(clients, setup, name, nproc):
     start = time.perf_counter()
     proc = clients.run(cmd, env=setup.env, cwd=setup.root, timeout=600)
     return SimpleNamespace(
-        work_dir=work_dir, proc=proc, seconds=time.perf_counter() - start, log=read_log(work_dir)
+        work_dir=work_dir,
+        proc=proc,
+        seconds=time.perf_counter() - start,
+        log=clients.read_log(work_dir),
     )
 
 
@@ -194,7 +187,7 @@ def test_port_tool_output_trains(clients, downloads, tmp_path):
     args = [tree / "tools" / "train.py", config, "--work-dir", work_dir, "--seed", "0"]
     args += ["--cfg-options", "log_config.interval=2"]
     clients.run([sys.executable, *args], env=env, cwd=tmp_path)
-    train_log, val_log = read_log(work_dir)
+    train_log, val_log = clients.read_log(work_dir)
     assert [e["epoch"] for e in val_log] == [1]
     assert train_log[-1]["iter"] == 4
     assert (work_dir / "epoch_1.pth").is_file()

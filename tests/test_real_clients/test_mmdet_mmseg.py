@@ -62,16 +62,6 @@ def configs(package_dir, package):
     return package_dir / package / ".mim" / "configs"
 
 
-def read_log(work_dir):
-    """The training's JSON log: (train entries, val entries)."""
-    (log,) = work_dir.glob("*.log.json")
-    entries = [json.loads(line) for line in log.read_text().splitlines()[1:]]
-    return (
-        [e for e in entries if e.get("mode") == "train"],
-        [e for e in entries if e.get("mode") == "val"],
-    )
-
-
 def read_eval(work_dir):
     """The metrics ``tools/test.py --work-dir`` wrote (``eval_*.json``)."""
     (path,) = work_dir.glob("eval_*.json")
@@ -163,14 +153,14 @@ def tested(clients, setup, single):
 
 
 @pytest.mark.parametrize("name", ["retinanet", "faster_rcnn", "retinanet_ddp"])
-def test_mmdet_trains_and_validates(name, request, single, setup):
+def test_mmdet_trains_and_validates(clients, name, request, single, setup):
     work_dir = setup.root / name
     nproc = 2 if name.endswith("_ddp") else 1
     if nproc == 2:
         request.getfixturevalue("ddp")
     (text_log,) = work_dir.glob("*.log")
     assert f"Distributed training: {nproc == 2}" in text_log.read_text()
-    train_log, val_log = read_log(work_dir)
+    train_log, val_log = clients.read_log(work_dir)
     iters = N_TRAIN // (SAMPLES_PER_GPU * nproc)
     assert [(e["epoch"], e["iter"]) for e in train_log] == [
         (epoch, i) for epoch in range(1, EPOCHS + 1) for i in range(1, iters + 1)
@@ -185,18 +175,18 @@ def test_mmdet_trains_and_validates(name, request, single, setup):
     assert is_score(val_log[0]["bbox_mAP_50"]), val_log
 
 
-def test_mmdet_tools_test_scores_the_checkpoint(tested, single, setup):
+def test_mmdet_tools_test_scores_the_checkpoint(clients, tested, single, setup):
     metrics = tested["retinanet"]
     assert is_score(metrics["bbox_mAP"]) and is_score(metrics["bbox_mAP_50"]), metrics
     # The checkpoint holds the weights the training validated last: same images, same scores.
-    _, val_log = read_log(setup.root / "retinanet")
+    _, val_log = clients.read_log(setup.root / "retinanet")
     for key in ("bbox_mAP", "bbox_mAP_50", "bbox_mAP_75"):
         assert metrics[key] == pytest.approx(val_log[-1][key]), key
 
 
-def test_mmseg_trains_and_tools_test_scores_miou(tested, single, setup):
+def test_mmseg_trains_and_tools_test_scores_miou(clients, tested, single, setup):
     work_dir = setup.root / "fcn"
-    train_log, val_log = read_log(work_dir)
+    train_log, val_log = clients.read_log(work_dir)
     assert [e["iter"] for e in train_log] == list(range(1, SEG_ITERS + 1))
     losses = [e["loss"] for e in train_log]
     assert falls(losses), losses
