@@ -33,7 +33,14 @@ SCRIPTS = (
 pytestmark = pytest.mark.slow
 
 
+def _clean_env() -> dict:
+    """The test's environment without PYTHONPATH/PYTHONHOME: with the checkout on PYTHONPATH,
+    pip would find the checkout's mmpar already installed and skip the wheel."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
 def _run(command, **kwargs):
+    kwargs.setdefault("env", _clean_env())
     result = subprocess.run(command, capture_output=True, text=True, timeout=240, **kwargs)
     assert result.returncode == 0, f"{command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     return result
@@ -77,7 +84,7 @@ def _fresh_venv(tmp_path: Path, wheel: Path) -> tuple[Path, Path]:
 def installed(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("wheel")
     bin_dir, site = _fresh_venv(tmp_path, _build_wheel(tmp_path))
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    env = _clean_env()
     env.update(PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", OMP_NUM_THREADS="1")
     user_dir = tmp_path / "user"  # a directory outside the repository, without configs/
     user_dir.mkdir()
