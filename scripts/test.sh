@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Run the whole test suite (bootstraps .venv the first time).
+# Test files are spread over one pytest-xdist worker per core (at most 4; a file's tests stay
+# together so its module fixtures run once): most tests wait on subprocesses that use one core.
+# MMPAR_TEST_WORKERS=0 runs everything in this process.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/bootstrap.sh"
 cd "$root"
-exec "$root/.venv/bin/python" -m pytest "$@"
+exec "$root/.venv/bin/python" -m pytest -n "${MMPAR_TEST_WORKERS:-auto}" --maxprocesses 4 \
+    --dist loadfile "$@"
