@@ -1,9 +1,8 @@
 """Video editing through the ``ffmpeg`` executable (convert, resize, cut, concatenate).
 
-Each function raises a RuntimeError naming ffmpeg when it is not on PATH (said here once, not
-in each docstring). ffmpeg is run without a shell: the command is split into arguments as a
-shell would split it (quotes removed), but nothing in a file name or option is ever
-interpreted by a shell.
+Each function fails with a RuntimeError naming ffmpeg when it is not on PATH. ffmpeg is run
+without a shell: the command is split into arguments as a shell would split it (quotes
+removed), but nothing in a file name or option is ever interpreted by a shell.
 """
 
 from __future__ import annotations
@@ -50,6 +49,9 @@ def convert_video(
         print_cmd: Print the command before running it.
         pre_options: Arguments placed before ``-i``, as one string.
         **kwargs: The options.
+
+    Raises:
+        RuntimeError: ffmpeg is not installed.
     """
     cmd = ["ffmpeg", "-y", *shlex.split(pre_options), "-i", in_file]
     cmd += [*_option_args(kwargs), out_file]
@@ -82,6 +84,7 @@ def resize_video(
 
     Raises:
         ValueError: Both or neither of ``size`` and ``ratio`` are given.
+        RuntimeError: ffmpeg is not installed.
     """
     if size is None and ratio is None:
         raise ValueError("give the target size or the ratio")
@@ -131,6 +134,9 @@ def cut_video(
         acodec: None to copy the audio stream.
         log_level: ffmpeg's log level.
         print_cmd: Print the command.
+
+    Raises:
+        RuntimeError: ffmpeg is not installed.
     """
     options = _codec_options(vcodec, acodec, log_level)
     if start:
@@ -160,6 +166,9 @@ def concat_video(
         acodec: None to copy the audio streams.
         log_level: ffmpeg's log level.
         print_cmd: Print the command.
+
+    Raises:
+        RuntimeError: ffmpeg is not installed.
     """
     handle, list_file = tempfile.mkstemp(suffix=".txt", text=True)
     try:
