@@ -6,9 +6,9 @@ builder (:mod:`.builder`), FLOPs counting, conv-BN fusion and weight initialisat
 VGG/ResNet/AlexNet backbones and the receptive-field search (:mod:`.rfsearch`).
 """
 
-from . import utils
+from . import bricks, utils
 from .alexnet import AlexNet
-from .bricks import (
+from .bricks import (  # noqa: F401 (re-exported: __all__ takes the bricks imported here)
     ACTIVATION_LAYERS,
     CONV_LAYERS,
     NORM_LAYERS,
@@ -50,50 +50,18 @@ from .rfsearch import Conv2dRFSearchOp, RFSearchHook
 from .utils import *  # noqa: F403 (mmcv.cnn re-exports cnn.utils but revert_sync_batchnorm)
 from .vgg import VGG, make_vgg_layer
 
-# cnn.utils's names are listed once, in cnn/utils (mmcv.cnn leaves out revert_sync_batchnorm).
+# cnn.utils's names are listed once, in cnn/utils (mmcv.cnn leaves out revert_sync_batchnorm),
+# and the bricks mmcv.cnn re-exports once, in the import from .bricks above.
 __all__ = [
     *(name for name in utils.__all__ if name != "revert_sync_batchnorm"),
-    "ACTIVATION_LAYERS",
-    "CONV_LAYERS",
+    *(name for name in bricks.__all__ if name in globals()),
     "MODELS",
-    "NORM_LAYERS",
-    "PADDING_LAYERS",
-    "PLUGIN_LAYERS",
-    "UPSAMPLE_LAYERS",
     "VGG",
     "AlexNet",
-    "ContextBlock",
-    "Conv2d",
     "Conv2dRFSearchOp",
-    "Conv3d",
-    "ConvAWS2d",
-    "ConvModule",
-    "ConvTranspose2d",
-    "ConvTranspose3d",
-    "ConvWS2d",
-    "DepthwiseSeparableConvModule",
-    "GeneralizedAttention",
-    "HSigmoid",
-    "HSwish",
-    "Linear",
-    "MaxPool2d",
-    "MaxPool3d",
-    "NonLocal1d",
-    "NonLocal2d",
-    "NonLocal3d",
     "RFSearchHook",
     "ResNet",
-    "Scale",
-    "Swish",
-    "build_activation_layer",
-    "build_conv_layer",
     "build_model_from_cfg",
-    "build_norm_layer",
-    "build_padding_layer",
-    "build_plugin_layer",
-    "build_upsample_layer",
-    "conv_ws_2d",
-    "is_norm",
     "make_res_layer",
     "make_vgg_layer",
 ]

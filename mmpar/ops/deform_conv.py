@@ -206,7 +206,15 @@ class DeformConv2d(nn.Module):
         if pad_h or pad_w:
             x = F.pad(x, (0, pad_w, 0, pad_h))
             offset = F.pad(offset, (0, pad_w, 0, pad_h))
-        out = deform_conv2d(
+        out = self._deform_conv(x, offset)
+        if pad_h or pad_w:
+            out = out[:, :, : out.size(2) - pad_h, : out.size(3) - pad_w].contiguous()
+        return out
+
+    def _deform_conv(self, x: Tensor, offset: Tensor) -> Tensor:
+        # The op with this layer's settings; the Pack layer calls it without forward's
+        # small-input padding, as mmcv's does.
+        return deform_conv2d(
             x,
             offset,
             self.weight,
@@ -218,9 +226,6 @@ class DeformConv2d(nn.Module):
             False,
             self.im2col_step,
         )
-        if pad_h or pad_w:
-            out = out[:, :, : out.size(2) - pad_h, : out.size(3) - pad_w].contiguous()
-        return out
 
     def extra_repr(self) -> str:
         """The constructor arguments, for ``repr``."""
@@ -265,16 +270,4 @@ class DeformConv2dPack(DeformConv2d):
         Returns:
             ``(N, C_out, H_out, W_out)``.
         """
-        offset = self.conv_offset(x)
-        return deform_conv2d(
-            x,
-            offset,
-            self.weight,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.groups,
-            self.deform_groups,
-            False,
-            self.im2col_step,
-        )
+        return self._deform_conv(x, self.conv_offset(x))

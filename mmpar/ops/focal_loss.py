@@ -8,6 +8,8 @@ rows (not of elements), as mmcv's kernel does.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 import torch.nn.functional as F
 import torchvision
@@ -101,15 +103,14 @@ def softmax_focal_loss(
     return _reduce(loss, input.size(0), reduction)
 
 
-class SigmoidFocalLoss(nn.Module):
-    """:func:`sigmoid_focal_loss` as a layer.
+class _FocalLoss(nn.Module):
+    """A focal loss function as a layer; subclasses name the function (``_loss``).
 
-    Args:
-        gamma: Focusing exponent.
-        alpha: Weight of the positive term.
-        weight: Per-class factors ``(C,)`` (kept as a buffer), or None.
-        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+    A private base rather than one layer subclassing the other: as in mmcv, neither
+    layer is an instance of the other.
     """
+
+    _loss: Callable[..., Tensor]
 
     def __init__(
         self, gamma: float, alpha: float, weight: Tensor | None = None, reduction: str = "mean"
@@ -130,28 +131,27 @@ class SigmoidFocalLoss(nn.Module):
         Returns:
             The loss.
         """
-        return sigmoid_focal_loss(
-            input, target, self.gamma, self.alpha, self.weight, self.reduction
-        )
+        return self._loss(input, target, self.gamma, self.alpha, self.weight, self.reduction)
 
     def extra_repr(self) -> str:
         """The loss settings, for ``repr``."""
         return f"gamma={self.gamma}, alpha={self.alpha}, reduction={self.reduction}"
 
 
-class SoftmaxFocalLoss(SigmoidFocalLoss):
+class SigmoidFocalLoss(_FocalLoss):
+    """:func:`sigmoid_focal_loss` as a layer.
+
+    Args:
+        gamma: Focusing exponent.
+        alpha: Weight of the positive term.
+        weight: Per-class factors ``(C,)`` (kept as a buffer), or None.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+    """
+
+    _loss = staticmethod(sigmoid_focal_loss)
+
+
+class SoftmaxFocalLoss(_FocalLoss):
     """:func:`softmax_focal_loss` as a layer. Arguments as :class:`SigmoidFocalLoss`."""
 
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
-        """Loss of logits ``input`` ``(N, C)`` against labels ``target`` ``(N,)``.
-
-        Args:
-            input: Logits ``(N, C)``.
-            target: Labels ``(N,)``.
-
-        Returns:
-            The loss.
-        """
-        return softmax_focal_loss(
-            input, target, self.gamma, self.alpha, self.weight, self.reduction
-        )
+    _loss = staticmethod(softmax_focal_loss)

@@ -1,10 +1,10 @@
 """mmpar.runner: runners, hooks, checkpoints and optimizers (mmcv 1.x public names)."""
 
-from . import dist_utils, hooks
+from . import checkpoint, dist_utils, hooks
 from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from .base_runner import BaseRunner
 from .builder import RUNNER_BUILDERS, RUNNERS, DefaultRunnerConstructor, build_runner
-from .checkpoint import (
+from .checkpoint import (  # noqa: F401 (re-exported: __all__ takes the names imported here)
     CheckpointDownloadError,
     CheckpointError,
     CheckpointLoader,
@@ -44,12 +44,6 @@ __all__ = [
     "RUNNER_BUILDERS",
     "BaseModule",
     "BaseRunner",
-    "CheckpointDownloadError",
-    "CheckpointError",
-    "CheckpointLoader",
-    "CheckpointMismatchError",
-    "CheckpointSaveError",
-    "CorruptCheckpointError",
     "DefaultOptimizerConstructor",
     "DefaultRunnerConstructor",
     "EpochBasedRunner",
@@ -62,26 +56,19 @@ __all__ = [
     "Priority",
     "Runner",
     "Sequential",
-    "UnsafeCheckpointError",
-    "_load_checkpoint",
-    "_load_checkpoint_with_prefix",
     "auto_fp16",
     "build_optimizer",
     "build_optimizer_constructor",
     "build_runner",
-    "find_latest_checkpoint",
     "force_fp32",
     "get_host_info",
     "get_priority",
-    "get_state_dict",
     "get_time_str",
-    "load_checkpoint",
-    "load_state_dict",
     "obj_from_dict",
-    "save_checkpoint",
     "set_random_seed",
-    "weights_to_cpu",
     "wrap_fp16_model",
     *dist_utils.__all__,
     *hooks.__all__,
+    # The checkpoint names mmpar.runner re-exports are listed once, in the import above.
+    *(name for name in checkpoint.__all__ if name in globals()),
 ]

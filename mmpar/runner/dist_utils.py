@@ -14,7 +14,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from mmpar.utils.dist import (
+from mmpar.utils import dist as _dist
+from mmpar.utils.dist import (  # noqa: F401 (re-exported through __all__)
     all_reduce_dict,
     allreduce_grads,
     allreduce_params,
@@ -26,17 +27,12 @@ from mmpar.utils.dist import (
     master_only,
 )
 
+# mmcv's dist_utils names: the helpers imported above (listed once, in mmpar.utils.dist, whose
+# gather_object and is_distributed are mmpar's own) and the process-group set-up defined here.
 __all__ = [
-    "all_reduce_dict",
-    "allreduce_grads",
-    "allreduce_params",
-    "barrier",
-    "broadcast_object",
-    "collect_results",
+    *(name for name in _dist.__all__ if name not in ("gather_object", "is_distributed")),
     "destroy_dist",
-    "get_dist_info",
     "init_dist",
-    "master_only",
 ]
 
 LAUNCHERS = ("pytorch", "slurm", "mpi")

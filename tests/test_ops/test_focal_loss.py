@@ -87,3 +87,9 @@ def test_mmcvs_input_checks():
     with pytest.raises(AssertionError):
         softmax_focal_loss(logits, labels, weight=torch.ones(3))
     assert "gamma=2.0, alpha=0.25, reduction=mean" in repr(SigmoidFocalLoss(2.0, 0.25))
+
+
+def test_layers_are_not_instances_of_each_other_as_in_mmcv():
+    # mmcv's two layers are separate nn.Module subclasses; a shared base must not change that.
+    assert not isinstance(SoftmaxFocalLoss(2.0, 0.25), SigmoidFocalLoss)
+    assert not isinstance(SigmoidFocalLoss(2.0, 0.25), SoftmaxFocalLoss)

@@ -58,9 +58,7 @@ class Conv2dAdaptivePadding(nn.Conv2d):
         pad_w = _same_padding(img_w, kernel_w, self.stride[1], self.dilation[1])
         if pad_h > 0 or pad_w > 0:
             x = F.pad(x, [pad_w // 2, pad_w - pad_w // 2, pad_h // 2, pad_h - pad_h // 2])
-        return F.conv2d(
-            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
-        )
+        return self._conv_forward(x, self.weight, self.bias)
 
 
 __all__ = ["Conv2dAdaptivePadding"]

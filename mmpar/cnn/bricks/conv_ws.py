@@ -28,6 +28,13 @@ def _as_kernel_stat(stat: torch.Tensor) -> torch.Tensor:
     return stat.reshape(-1, 1, 1, 1)
 
 
+def _standardise(weight: torch.Tensor, eps: float) -> torch.Tensor:
+    flat = _per_filter(weight)
+    mean = _as_kernel_stat(flat.mean(dim=1))
+    std = _as_kernel_stat(flat.std(dim=1))
+    return (weight - mean) / (std + eps)
+
+
 def conv_ws_2d(
     input: torch.Tensor,
     weight: torch.Tensor,
@@ -42,10 +49,7 @@ def conv_ws_2d(
 
     ``std`` is the unbiased standard deviation over the filter's elements, as in mmcv.
     """
-    flat = _per_filter(weight)
-    mean = _as_kernel_stat(flat.mean(dim=1))
-    std = _as_kernel_stat(flat.std(dim=1))
-    return F.conv2d(input, (weight - mean) / (std + eps), bias, stride, padding, dilation, groups)
+    return F.conv2d(input, _standardise(weight, eps), bias, stride, padding, dilation, groups)
 
 
 @CONV_LAYERS.register_module("ConvWS")
@@ -90,16 +94,8 @@ class ConvWS2d(nn.Conv2d):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Convolve ``x`` with the standardised kernel."""
-        return conv_ws_2d(
-            x,
-            self.weight,
-            self.bias,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.groups,
-            self.eps,
-        )
+        # nn.Conv2d's own call with this layer's stride/padding/dilation/groups.
+        return self._conv_forward(x, _standardise(self.weight, self.eps), self.bias)
 
 
 def _filter_mean_std(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -117,15 +113,7 @@ class ConvAWS2d(nn.Conv2d):
     per-filter std and mean of the loaded weight, so the layer starts out computing the same
     convolution as the checkpoint's conv, and they are not reported missing.
 
-    Args:
-        in_channels: Input channels.
-        out_channels: Output channels.
-        kernel_size: Kernel size.
-        stride: Stride. Default: 1.
-        padding: Zero padding. Default: 0.
-        dilation: Dilation. Default: 1.
-        groups: Groups. Default: 1.
-        bias: Learn a bias. Default: True.
+    Arguments as :class:`ConvWS2d`, without ``eps``.
     """
 
     def __init__(
@@ -158,15 +146,7 @@ class ConvAWS2d(nn.Conv2d):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Convolve ``x`` with the adaptively standardised kernel."""
-        return F.conv2d(
-            x,
-            self._get_weight(self.weight),
-            self.bias,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.groups,
-        )
+        return self._conv_forward(x, self._get_weight(self.weight), self.bias)
 
     def _load_from_state_dict(
         self,
