@@ -370,13 +370,19 @@ def load_local_checkpoint(
     logger: logging.Logger | None = None,
     revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
     weights_only: bool = True,
+    *,
+    optimizer: Union[Optimizer, dict, None] = None,
 ) -> dict:
-    """:func:`load_checkpoint` of a local checkpoint file into a model unwrapped already.
+    """:func:`load_checkpoint` of a checkpoint on this machine into a model unwrapped already.
 
-    For a file known to be local (a runner's auto-resume found it in its ``work_dir``): no
-    URL scheme is looked up. ``layout``: :func:`~mmpar.parallel.utils.model_layout` of the
-    model. Raises as ``load_checkpoint`` does.
+    For a path known to be local (a runner's auto-resume found it in its ``work_dir``), so no
+    URL scheme is looked up: a directory is a sharded checkpoint, anything else a file.
+    ``layout``: :func:`~mmpar.parallel.utils.model_layout` of the model. Raises as
+    ``load_checkpoint`` does (a directory that is not a complete sharded checkpoint:
+    ``CorruptCheckpointError``).
     """
+    if os.path.isdir(filename):  # only a directory can be a sharded checkpoint
+        return load_sharded_checkpoint(layout.model, filename, optimizer, strict, logger)
     (logger or _logger).info(f"load checkpoint from local path: {filename}")
     checkpoint = load_checkpoint_file(os.path.expanduser(filename), map_location, weights_only)
     return load_weights(layout, checkpoint, filename, strict, logger, revise_keys)

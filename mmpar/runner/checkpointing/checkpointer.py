@@ -336,24 +336,11 @@ class Checkpointer:
         return ckpt
 
     def _load_found(self, path: str, optimizer: Any, **load_args: Any) -> dict:
-        """Load a checkpoint auto-resume found in ``work_dir``: a local file or directory.
-
-        Auto-resume read it from disk already, so no URL scheme applies; a directory is a
-        sharded checkpoint (``load_checkpoint`` reads those).
-        """
+        """Load a checkpoint auto-resume found (and read) in ``work_dir``: a local one."""
         runner = self.runner
         runner.logger.info("load checkpoint from %s", path)
-        if os.path.isdir(path):
-            return load_checkpoint(
-                runner.model,
-                path,
-                logger=runner.logger,
-                optimizer=optimizer,
-                strict=True,
-                **load_args,
-            )
         return load_local_checkpoint(
-            self.layout, path, strict=True, logger=runner.logger, **load_args
+            self.layout, path, strict=True, logger=runner.logger, optimizer=optimizer, **load_args
         )
 
     def _load_optimizer_state(self, state: dict, source: str) -> None:
