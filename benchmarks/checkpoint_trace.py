@@ -8,6 +8,8 @@ Builds a tiny EpochBasedRunner with the usual hooks (checkpoint, LR, logger, eva
 ``save_best``), trains one epoch so there is a checkpoint, then records with
 :func:`sys.setprofile` every mmpar source file whose functions run during
 ``runner.save_checkpoint(work_dir)`` and during ``runner.resume('auto')`` of a fresh runner.
+The runner's Checkpointer unwraps the model when the runner is made (and again only if
+``runner.model`` is replaced), so that one-off step is outside both traced calls.
 
     PYTHONPATH=$PWD python benchmarks/checkpoint_trace.py [-v]
 """

@@ -23,8 +23,8 @@ import torch
 import torch.nn as nn
 from torch.optim import Optimizer
 
-from mmpar.parallel import is_fully_sharded
 from mmpar.parallel import is_module_wrapper as is_module_wrapper  # importable here, as in mmcv
+from mmpar.parallel.utils import ModelLayout, model_layout
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import get_dist_info
 from mmpar.version import __version__, mmcv_version
@@ -39,7 +39,9 @@ from .checkpointing.fsdp_state import (
 from .checkpointing.model_state import (
     CheckpointMismatchError,
     get_state_dict,
+    load_into,
     load_state_dict,
+    state_dict_of,
     weights_to_cpu,
 )
 from .checkpointing.safe_load import (
@@ -47,6 +49,7 @@ from .checkpointing.safe_load import (
     CheckpointError,
     CorruptCheckpointError,
     UnsafeCheckpointError,
+    load_checkpoint_file,
 )
 from .checkpointing.sharded import is_sharded_checkpoint, load_sharded_checkpoint
 from .checkpointing.sources import (
@@ -172,25 +175,41 @@ def save_checkpoint(
             names ``filename`` and the cause, and no file was left under that name.
     """
     _check_local_destination(filename, file_client_args)
+    write_checkpoint(model_layout(model), filename, optimizer, meta, extra_state)
+
+
+def write_checkpoint(
+    layout: ModelLayout,
+    filename: str,
+    optimizer: Union[Optimizer, dict, None] = None,
+    meta: dict | None = None,
+    extra_state: dict | None = None,
+) -> None:
+    """:func:`save_checkpoint` of a model unwrapped already, to a local ``filename``.
+
+    ``layout`` is :func:`~mmpar.parallel.utils.model_layout` of the model: a runner's
+    Checkpointer keeps it, so a save does not unwrap the model again. Raises as
+    ``save_checkpoint`` does.
+    """
     if meta is None:
         meta = {}
     elif not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
     # mmcv's keys (readers such as mmdet's init_detector use meta['CLASSES']), plus ours.
     meta = dict(meta, mmcv_version=mmcv_version, mmpar_version=__version__, time=time.asctime())
-    classes = getattr(model.module if is_module_wrapper(model) else model, "CLASSES", None)
+    classes = getattr(layout.bare, "CLASSES", None)
     if classes is not None:
         meta["CLASSES"] = classes
     if optimizer is not None and not isinstance(optimizer, (Optimizer, dict)):
         raise TypeError(
             f"optimizer must be an Optimizer, a dict of them or None, got {type(optimizer)}"
         )
-    if is_fully_sharded(model):
-        checkpoint = _gather_sharded(model, optimizer, meta)  # every rank joins
+    if layout.sharded:
+        checkpoint = _gather_sharded(layout.model, optimizer, meta)  # every rank joins
         if not checkpoint:
             return  # not rank 0: rank 0 writes
     else:
-        checkpoint = {"meta": meta, "state_dict": get_state_dict(model)}
+        checkpoint = {"meta": meta, "state_dict": state_dict_of(layout)}
         if isinstance(optimizer, Optimizer):
             checkpoint["optimizer"] = weights_to_cpu(optimizer.state_dict())
         elif isinstance(optimizer, dict):
@@ -340,6 +359,48 @@ def load_checkpoint(
     if is_sharded_checkpoint(filename):  # a directory: see mmpar.runner.checkpointing.sharded
         return load_sharded_checkpoint(model, filename, optimizer, strict, logger)  # one read
     checkpoint = _load_checkpoint(filename, map_location, logger, weights_only)
+    return load_weights(model_layout(model), checkpoint, filename, strict, logger, revise_keys)
+
+
+def load_local_checkpoint(
+    layout: ModelLayout,
+    filename: str,
+    map_location: MapLocation = "cpu",
+    strict: bool = False,
+    logger: logging.Logger | None = None,
+    revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+    weights_only: bool = True,
+    *,
+    optimizer: Union[Optimizer, dict, None] = None,
+) -> dict:
+    """:func:`load_checkpoint` of a checkpoint on this machine into a model unwrapped already.
+
+    For a path known to be local (a runner's auto-resume found it in its ``work_dir``), so no
+    URL scheme is looked up: a directory is a sharded checkpoint, anything else a file.
+    ``layout``: :func:`~mmpar.parallel.utils.model_layout` of the model. Raises as
+    ``load_checkpoint`` does (a directory that is not a complete sharded checkpoint:
+    ``CorruptCheckpointError``).
+    """
+    if os.path.isdir(filename):  # only a directory can be a sharded checkpoint
+        return load_sharded_checkpoint(layout.model, filename, optimizer, strict, logger)
+    (logger or _logger).info(f"load checkpoint from local path: {filename}")
+    checkpoint = load_checkpoint_file(os.path.expanduser(filename), map_location, weights_only)
+    return load_weights(layout, checkpoint, filename, strict, logger, revise_keys)
+
+
+def load_weights(
+    layout: ModelLayout,
+    checkpoint: Any,
+    filename: str,
+    strict: bool = False,
+    logger: logging.Logger | None = None,
+    revise_keys: Sequence[tuple[str, str]] = ((r"^module\.", ""),),
+) -> dict:
+    """Load a checkpoint object read from ``filename`` into the model; return the checkpoint.
+
+    ``checkpoint`` is a checkpoint dict or a bare state dict; the keys are revised (see
+    :func:`load_checkpoint`) and loaded with :func:`load_state_dict`'s report.
+    """
     if not isinstance(checkpoint, dict):
         raise CorruptCheckpointError(
             f'"{filename}" holds a {type(checkpoint).__name__}, not a dict with a state_dict'
@@ -353,7 +414,7 @@ def load_checkpoint(
     if metadata is not None:
         state_dict._metadata = metadata  # type: ignore[attr-defined]
     try:
-        load_state_dict(model, state_dict, strict, logger)
+        load_into(layout, state_dict, strict, logger)
     except CheckpointMismatchError as err:
         raise CheckpointMismatchError(f'"{filename}" does not fit the model: {err}') from err
     return checkpoint

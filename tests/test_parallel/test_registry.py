@@ -1,3 +1,4 @@
+import torch
 from torch import nn
 
 from mmpar.parallel import (
@@ -6,6 +7,7 @@ from mmpar.parallel import (
     MMDistributedDataParallel,
     is_module_wrapper,
 )
+from mmpar.parallel.utils import model_layout, unwrap_model
 from mmpar.utils.registry import Registry
 
 
@@ -48,3 +50,44 @@ def test_is_module_wrapper_has_one_definition_at_mmcv_paths():
     assert from_package is from_utils
     assert from_utils.__module__ == "mmpar.parallel.utils"
     assert not hasattr(registry, "is_module_wrapper")  # mmcv's registry module has none
+
+
+class _Holder(nn.Module):
+    """A model with wrappers inside it: a DataParallel head, a torch.compile'd neck."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.DataParallel(nn.Linear(2, 2))
+        self.neck = torch.compile(nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2)))
+        self.body = nn.Linear(2, 2)
+
+
+def test_model_layout_unwraps_every_kind_of_wrapper_once():
+    holder = _Holder()
+    layout = model_layout(torch.compile(MMDataParallel(holder, device_ids=[-1])))
+    assert layout.bare is holder and not layout.sharded
+    assert unwrap_model(nn.DataParallel(torch.compile(holder))) is holder
+    # the paths of the inner wrappers' modules, without their module./_orig_mod. segments
+    assert layout.clean_paths == {
+        "head.module": "head",
+        "neck._orig_mod": "neck",
+        "neck._orig_mod.0": "neck.0",
+        "neck._orig_mod.1": "neck.1",
+    }
+    assert model_layout(nn.Linear(1, 1)).clean_paths == {}
+
+
+def test_model_layout_honours_a_wrapper_registered_after_import():
+    class LateWrapper(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+    inner = nn.Linear(1, 1)
+    assert model_layout(LateWrapper(inner)).bare is not inner
+    MODULE_WRAPPERS.register_module(module=LateWrapper)
+    try:
+        assert model_layout(LateWrapper(inner)).bare is inner
+        assert unwrap_model(LateWrapper(inner)) is inner
+    finally:
+        MODULE_WRAPPERS.module_dict.pop("LateWrapper")

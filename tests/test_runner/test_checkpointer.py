@@ -76,3 +76,50 @@ def test_configured_resume_is_the_one_decision():
     assert configured_resume(Config(dict(resume_from="a.pth", auto_resume=True))) == "a.pth"
     assert configured_resume(Config(dict(auto_resume=True))) == "auto"
     assert configured_resume(Config(dict(resume_from=None))) is None
+
+
+def _weights(path):
+    return torch.load(path, map_location="cpu", weights_only=True)["state_dict"]
+
+
+def test_a_wrapper_registered_after_import_is_unwrapped_on_save_and_resume(
+    make_runner, toy_model, tmp_path
+):
+    from mmpar.parallel import MODULE_WRAPPERS
+
+    class LateWrapper(nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module = module
+
+        def train_step(self, *args, **kwargs):
+            return self.module.train_step(*args, **kwargs)
+
+    MODULE_WRAPPERS.register_module(module=LateWrapper)
+    try:
+        runner = make_runner(model=LateWrapper(toy_model))
+        path = runner.save_checkpoint(str(tmp_path))
+        assert list(_weights(path)) == list(toy_model.state_dict())  # no 'module.' prefix
+        fresh_model = type(toy_model)()
+        fresh = make_runner(model=LateWrapper(fresh_model), work_dir=str(tmp_path))
+        assert fresh.resume("auto") is not None  # strict: the keys fit the bare model
+    finally:
+        MODULE_WRAPPERS.module_dict.pop("LateWrapper")
+    for key, value in toy_model.state_dict().items():
+        assert torch.equal(fresh_model.state_dict()[key], value), key
+
+
+def test_a_replaced_runner_model_is_unwrapped_anew(make_runner, toy_model, tmp_path):
+    runner = make_runner()
+    first = runner.checkpointer.layout
+    assert first.bare is toy_model and runner.checkpointer.layout is first  # kept
+    other = type(toy_model)()
+    with torch.no_grad():
+        for p in other.parameters():
+            p.fill_(0.5)
+    runner.model = nn.DataParallel(other)
+    path = runner.save_checkpoint(str(tmp_path))
+    assert runner.checkpointer.layout.bare is other
+    saved = _weights(path)
+    assert list(saved) == list(other.state_dict())
+    assert all(torch.equal(saved[k], v) for k, v in other.state_dict().items())

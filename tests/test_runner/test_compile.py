@@ -23,11 +23,11 @@ from mmpar.models import build_classifier
 from mmpar.models.classifiers.image import ImageClassifier, parse_losses
 from mmpar.parallel import MMDataParallel, MMDistributedDataParallel
 from mmpar.runner import get_state_dict, load_checkpoint
+from mmpar.runner.checkpointing.model_state import match_compiled_keys
 from mmpar.runner.model_setup.compile import (
     CompileBackendError,
     compile_model,
     compile_options,
-    match_compiled_keys,
 )
 from mmpar.utils import set_random_seed
 from mmpar.utils.registry import ConfigArgumentError

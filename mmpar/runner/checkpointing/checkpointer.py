@@ -19,10 +19,10 @@ from typing import Any, Callable
 
 from torch.optim import Optimizer
 
-from mmpar.parallel import is_fully_sharded
+from mmpar.parallel.utils import ModelLayout, model_layout
 from mmpar.utils.dist import broadcast_object
 
-from ..checkpoint import load_checkpoint, save_checkpoint
+from ..checkpoint import load_checkpoint, load_local_checkpoint, write_checkpoint
 from ..resume.run_identity import (
     checkpoint_run_id,
     choose_resume_checkpoint,
@@ -76,6 +76,9 @@ class Checkpointer:
         runner: The runner (:class:`~mmpar.runner.BaseRunner`): its ``model``, ``optimizer``,
             ``meta``, ``logger``, ``work_dir``, ``rank``, counters and ``state_dict()``.
 
+    The runner's model is unwrapped once (:attr:`layout`), when the Checkpointer is made and
+    again only when ``runner.model`` is replaced: every save and load uses that answer.
+
     Attributes:
         sharded: Checkpoints are sharded directories (see :meth:`use_sharded`).
         run_id: The run's identity (``runner.run_id``): new, or the resumed checkpoint's.
@@ -87,12 +90,28 @@ class Checkpointer:
         self.sharded = False
         self.run_id = new_run_id()
         self.resumed_from: str | None = None
+        self._layout: ModelLayout | None = None
+        if getattr(runner, "model", None) is not None:
+            self._layout = model_layout(runner.model)
 
     # ---------------------------------------------------------------------------- decisions
     @property
+    def layout(self) -> ModelLayout:
+        """The runner's model unwrapped (:func:`~mmpar.parallel.utils.model_layout`).
+
+        Kept while ``runner.model`` is the same object of the same class (``fully_shard``
+        changes a module's class in place); made anew when either changes.
+        """
+        model = getattr(self.runner, "model", None)
+        layout = self._layout
+        if layout is None or layout.model is not model or type(layout.model) is not type(model):
+            layout = self._layout = model_layout(model)
+        return layout
+
+    @property
     def collective(self) -> bool:
         """Whether every rank joins each save: the model is sharded (FSDP)."""
-        return is_fully_sharded(getattr(self.runner, "model", None))
+        return self.layout.sharded
 
     @property
     def writes(self) -> bool:
@@ -226,8 +245,10 @@ class Checkpointer:
         meta["run_id"] = self.run_id  # an added key: mmcv reads such meta unchanged
         filepath = os.path.join(out_dir, filename)
         optimizer = runner.optimizer if save_optimizer else None
-        write = save_sharded_checkpoint if self.sharded else save_checkpoint
-        write(runner.model, filepath, optimizer, meta, extra_state=runner_state)
+        if self.sharded:
+            save_sharded_checkpoint(runner.model, filepath, optimizer, meta, runner_state)
+        else:
+            write_checkpoint(self.layout, filepath, optimizer, meta, runner_state)
         if create_symlink and (runner.rank == 0 or not self.collective):
             update_latest_link(out_dir, filename)
         return filepath
@@ -279,6 +300,7 @@ class Checkpointer:
                 which one to continue.
         """
         runner = self.runner
+        optimizer = runner.optimizer if resume_optimizer else None
         if checkpoint == "auto":
             found = None
             if runner.work_dir:
@@ -286,8 +308,9 @@ class Checkpointer:
             if found is None:
                 return None
             checkpoint = found
-        optimizer = runner.optimizer if resume_optimizer else None
-        ckpt = self.load(checkpoint, optimizer, strict=True, **load_args)
+            ckpt = self._load_found(checkpoint, optimizer, **load_args)
+        else:
+            ckpt = self.load(checkpoint, optimizer, strict=True, **load_args)
         if optimizer is not None and "optimizer" in ckpt:  # a file (a directory read it)
             self._load_optimizer_state(ckpt["optimizer"], checkpoint)
         meta = ckpt.get("meta") or {}
@@ -311,6 +334,14 @@ class Checkpointer:
             "resumed from %s at epoch %d, iter %d", checkpoint, runner.epoch, runner.iter
         )
         return ckpt
+
+    def _load_found(self, path: str, optimizer: Any, **load_args: Any) -> dict:
+        """Load a checkpoint auto-resume found (and read) in ``work_dir``: a local one."""
+        runner = self.runner
+        runner.logger.info("load checkpoint from %s", path)
+        return load_local_checkpoint(
+            self.layout, path, strict=True, logger=runner.logger, optimizer=optimizer, **load_args
+        )
 
     def _load_optimizer_state(self, state: dict, source: str) -> None:
         optimizer = self.runner.optimizer

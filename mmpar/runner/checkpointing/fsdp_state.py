@@ -23,7 +23,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.optim import Optimizer
 
-from mmpar.parallel import is_module_wrapper
+from mmpar.parallel.utils import unwrap_model
 
 __all__ = [
     "broadcast_buffers",
@@ -45,12 +45,6 @@ class LoadReport(NamedTuple):
     unexpected_keys: list
 
 
-def _bare(model: nn.Module) -> nn.Module:
-    while is_module_wrapper(model):
-        model = model.module
-    return model
-
-
 def _options(**kwargs: Any) -> Any:
     from torch.distributed.checkpoint.state_dict import StateDictOptions
 
@@ -67,7 +61,7 @@ def broadcast_buffers(model: nn.Module) -> None:
     """
     if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
         return
-    for buf in _bare(model).buffers():
+    for buf in unwrap_model(model).buffers():
         dist.broadcast(buf, 0)
 
 
@@ -79,14 +73,14 @@ def gather_full_model_state(model: nn.Module) -> OrderedDict:
     from torch.distributed.checkpoint.state_dict import get_model_state_dict
 
     state = get_model_state_dict(
-        _bare(model), options=_options(full_state_dict=True, cpu_offload=True)
+        unwrap_model(model), options=_options(full_state_dict=True, cpu_offload=True)
     )
     return OrderedDict(state)
 
 
 def _param_names(model: nn.Module) -> dict[int, str]:
     """``id(parameter) -> name`` in the bare model (the names torch's state dict APIs use)."""
-    return {id(p): name for name, p in _bare(model).named_parameters()}
+    return {id(p): name for name, p in unwrap_model(model).named_parameters()}
 
 
 def _names_in_order(model: nn.Module, optimizer: Optimizer) -> list[str]:
@@ -160,7 +154,7 @@ def gather_full_optimizer_state(model: nn.Module, optimizer: Optimizers) -> dict
     out = {}
     for key, optim in _each_optimizer(optimizer).items():
         state = get_optimizer_state_dict(
-            _bare(model), optim, options=_options(full_state_dict=True, cpu_offload=True)
+            unwrap_model(model), optim, options=_options(full_state_dict=True, cpu_offload=True)
         )
         out[key] = optimizer_state_by_ids(state) if state else {}
     return out[None] if None in out else out
@@ -175,7 +169,7 @@ def load_full_model_state(model: nn.Module, state_dict: dict) -> Any:
     """
     from torch.distributed.checkpoint.state_dict import set_model_state_dict
 
-    own = list(_bare(model).state_dict())
+    own = list(unwrap_model(model).state_dict())
     own_names = set(own)
     known = {k: v for k, v in state_dict.items() if k in own_names}
     report = LoadReport(
@@ -183,7 +177,9 @@ def load_full_model_state(model: nn.Module, state_dict: dict) -> Any:
         unexpected_keys=[k for k in state_dict if k not in known],
     )
     # torch fills the dict it is given with the model's own entries: pass a copy.
-    set_model_state_dict(_bare(model), known, options=_options(full_state_dict=True, strict=False))
+    set_model_state_dict(
+        unwrap_model(model), known, options=_options(full_state_dict=True, strict=False)
+    )
     return report
 
 
@@ -208,6 +204,8 @@ def load_full_optimizer_state(
         {k: v for k, v in saved.items() if k in live}
         for saved, live in zip(saved_groups, optimizer.param_groups)
     ]
-    set_optimizer_state_dict(_bare(model), optimizer, named, options=_options(full_state_dict=True))
+    set_optimizer_state_dict(
+        unwrap_model(model), optimizer, named, options=_options(full_state_dict=True)
+    )
     for saved, live in zip(saved_groups, optimizer.param_groups):
         live.update({k: v for k, v in saved.items() if k != "params"})

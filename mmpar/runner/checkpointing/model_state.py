@@ -1,40 +1,47 @@
-"""A model's weights as a state dict: read without wrapper prefixes, load with a mismatch report."""
+"""A model's weights as a state dict: read without wrapper prefixes, load with a mismatch report.
+
+The functions taking a :class:`~mmpar.parallel.utils.ModelLayout` (``state_dict_of``,
+``load_into``) work on a model unwrapped once (a runner's Checkpointer keeps its layout);
+mmcv's ``get_state_dict`` / ``load_state_dict`` unwrap the module they are given and call them.
+Checkpoints written elsewhere from a ``torch.compile(model)`` wrapper carry ``_orig_mod.`` in
+their keys: :func:`match_compiled_keys` maps them onto the model's keys (and back).
+"""
 
 from __future__ import annotations
 
 import logging
+import re
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
 import torch.nn as nn
 
-from mmpar.parallel import is_fully_sharded, is_module_wrapper
+from mmpar.parallel.utils import ModelLayout, model_layout
 
-from ..model_setup.compile import match_compiled_keys, strip_compile_prefix
 from .fsdp_state import load_full_model_state
 from .safe_load import CheckpointError
 
 __all__ = [
     "CheckpointMismatchError",
     "get_state_dict",
+    "load_into",
     "load_state_dict",
+    "match_compiled_keys",
     "report_mismatch",
+    "state_dict_of",
+    "strip_compile_prefix",
     "weights_to_cpu",
 ]
 
 _logger = logging.getLogger("mmpar")
 
+_ORIG_MOD = re.compile(r"(^|\.)_orig_mod\.")
+
 
 class CheckpointMismatchError(CheckpointError):
     """The checkpoint's tensors do not fit the model (strict loading, or none fit at all)."""
-
-
-def _unwrap(model: nn.Module) -> nn.Module:
-    while is_module_wrapper(model):
-        model = model.module
-    return model
 
 
 def weights_to_cpu(state_dict: Any) -> Any:
@@ -67,8 +74,9 @@ def get_state_dict(
 ) -> OrderedDict:
     """Return the module's state dict without module-wrapper prefixes, tensors on the CPU.
 
-    Top-level wrappers (``MMDataParallel``, DDP, ...) are unwrapped; wrappers nested inside the
-    module have their ``module.`` segment removed from the keys too.
+    Top-level wrappers (``MMDataParallel``, DDP, ``torch.compile``, ...) are unwrapped;
+    wrappers nested inside the module have their ``module.`` / ``_orig_mod.`` segment removed
+    from the keys too.
 
     Args:
         module: The module (or a wrapper of it).
@@ -77,24 +85,38 @@ def get_state_dict(
         keep_vars: Return the parameters and buffers themselves (autograd intact, on their
             devices) instead of detached CPU copies.
     """
-    model = _unwrap(module)
-    wrapped_prefixes = [
-        f"{name}." for name, mod in model.named_modules() if name and is_module_wrapper(mod)
-    ]
-    state = model.state_dict(keep_vars=keep_vars)
+    return state_dict_of(model_layout(module), destination, prefix, keep_vars)
+
+
+def _clean_key(key: str, clean_paths: Mapping[str, str]) -> str:
+    """``key`` (``<module path>.<name>``) with its module path's wrapper segments removed."""
+    path, dot, name = key.rpartition(".")
+    clean = clean_paths.get(path)
+    if clean is None:
+        return key
+    return f"{clean}{dot}{name}" if clean else name
+
+
+def state_dict_of(
+    layout: ModelLayout,
+    destination: OrderedDict | None = None,
+    prefix: str = "",
+    keep_vars: bool = False,
+) -> OrderedDict:
+    """:func:`get_state_dict` of a model unwrapped already (see :func:`model_layout`)."""
+    state = layout.bare.state_dict(keep_vars=keep_vars)
+    paths = layout.clean_paths
     out: OrderedDict = OrderedDict() if destination is None else destination
     for key, value in state.items():
-        for wrapped in wrapped_prefixes:
-            if key.startswith(wrapped + "module."):
-                key = wrapped + key[len(wrapped) + len("module.") :]
-        key = strip_compile_prefix(key)  # a torch.compile(...) wrapper inside the model
+        if paths:
+            key = _clean_key(key, paths)
         if isinstance(value, torch.Tensor) and not keep_vars:
             value = value.detach().cpu()
         out[prefix + key] = value
     metadata = getattr(state, "_metadata", None)
     if metadata is not None and not prefix:
         out._metadata = OrderedDict(  # type: ignore[attr-defined]
-            (strip_compile_prefix(k + ".")[:-1], v) for k, v in metadata.items()
+            (paths.get(k, k), v) for k, v in metadata.items()
         )
     return out
 
@@ -126,7 +148,17 @@ def load_state_dict(
             non-empty ``state_dict`` fits the module; the message lists the keys (and the
             checkpoint and model shapes). A ``RuntimeError``, as in mmcv.
     """
-    module = _unwrap(module)
+    return load_into(model_layout(module), state_dict, strict, logger)
+
+
+def load_into(
+    layout: ModelLayout,
+    state_dict: dict,
+    strict: bool = False,
+    logger: logging.Logger | None = None,
+) -> dict:
+    """:func:`load_state_dict` into a model unwrapped already (see :func:`model_layout`)."""
+    module = layout.bare
     own = module.state_dict()
     state_dict = match_compiled_keys(state_dict, own)  # '_orig_mod.' of torch.compile wrappers
     shape_mismatch = []
@@ -148,7 +180,7 @@ def load_state_dict(
     metadata = getattr(state_dict, "_metadata", None)
     if metadata is not None:
         filtered._metadata = metadata  # type: ignore[attr-defined]
-    if is_fully_sharded(module):  # every rank takes its shard of the full tensors
+    if layout.sharded:  # every rank takes its shard of the full tensors
         result = load_full_model_state(module, filtered)
     else:
         result = module.load_state_dict(filtered, strict=False)
@@ -210,7 +242,9 @@ def report_mismatch(
         "shape_mismatch": shape_mismatch,
     }
     fits_none = bool(saved) and not loadable
-    _raise_or_warn(report, strict, fits_none, len(saved), type(_unwrap(module)).__name__, logger)
+    _raise_or_warn(
+        report, strict, fits_none, len(saved), type(model_layout(module).bare).__name__, logger
+    )
     return loadable
 
 
@@ -264,3 +298,34 @@ def _summarize(report: dict, limit: int = 8) -> str:
     if report["shape_mismatch"]:
         lines.append("size mismatch: " + _cut(report["shape_mismatch"], "; "))
     return "\n".join(lines)
+
+
+def strip_compile_prefix(key: str) -> str:
+    """``key`` without the ``_orig_mod.`` segments ``torch.compile`` wrappers add."""
+    return _ORIG_MOD.sub(r"\1", key)
+
+
+def match_compiled_keys(state_dict: dict, own_keys: Iterable[str]) -> dict:
+    """Rename keys of ``state_dict`` that match a key of ``own_keys`` but for ``_orig_mod.``.
+
+    Works both ways: a checkpoint of a ``torch.compile(model)`` wrapper loads into a plain
+    model, and a plain checkpoint into a model with compiled (``OptimizedModule``) children.
+    Keys that match already, or match nothing, are kept; ``_metadata`` is carried over.
+
+    Args:
+        state_dict: The state dict to load.
+        own_keys: The keys of the model's own state dict.
+
+    Returns:
+        ``state_dict`` itself when nothing is renamed, else a renamed copy.
+    """
+    own = set(own_keys)
+    by_plain = {strip_compile_prefix(k): k for k in own}
+    renamed = {k: by_plain.get(strip_compile_prefix(k), k) for k in state_dict if k not in own}
+    if all(k == v for k, v in renamed.items()):
+        return state_dict
+    out = OrderedDict((renamed.get(k, k), v) for k, v in state_dict.items())
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        out._metadata = metadata  # type: ignore[attr-defined]
+    return out

@@ -33,11 +33,12 @@ import torch
 from torch import nn
 from torch.optim import Optimizer
 
+from mmpar.parallel.utils import unwrap_model
 from mmpar.utils.dist import broadcast_object, get_dist_info
 from mmpar.version import __version__
 
 from .atomic_file import fsync_dir, remove_checkpoint
-from .fsdp_state import _bare, _each_optimizer, broadcast_buffers, optimizer_state_by_ids
+from .fsdp_state import _each_optimizer, broadcast_buffers, optimizer_state_by_ids
 from .model_state import report_mismatch
 from .safe_load import CorruptCheckpointError, UnsafeCheckpointError, load_checkpoint_file
 
@@ -88,10 +89,10 @@ def _sharded_state(model: nn.Module, optimizer: Union[Optimizer, dict, None]) ->
         get_optimizer_state_dict,
     )
 
-    state: dict[str, Any] = {"state_dict": get_model_state_dict(_bare(model))}
+    state: dict[str, Any] = {"state_dict": get_model_state_dict(unwrap_model(model))}
     if optimizer is not None:
         state["optimizer"] = {
-            str(key): get_optimizer_state_dict(_bare(model), optim)
+            str(key): get_optimizer_state_dict(unwrap_model(model), optim)
             for key, optim in _each_optimizer(optimizer).items()
         }
     return state
@@ -235,7 +236,9 @@ def load_sharded_checkpoint(
     if optimizer is not None:
         state["optimizer"] = _sharded_state(model, optimizer)["optimizer"]
     _dcp().load(state, checkpoint_id=path)
-    set_model_state_dict(_bare(model), state["state_dict"], options=StateDictOptions(strict=False))
+    set_model_state_dict(
+        unwrap_model(model), state["state_dict"], options=StateDictOptions(strict=False)
+    )
     if optimizer is not None:
         _set_optimizers(model, optimizer, state["optimizer"], header.get("optimizer_groups"))
     return header
@@ -245,7 +248,7 @@ def _set_optimizers(model: nn.Module, optimizer: Any, states: dict, groups: dict
     from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
 
     for key, optim in _each_optimizer(optimizer).items():
-        set_optimizer_state_dict(_bare(model), optim, states[str(key)])
+        set_optimizer_state_dict(unwrap_model(model), optim, states[str(key)])
         # Group settings the live optimizer lacked at load time (initial_lr) are not in the
         # template DCP filled; the header has them all, as load_state_dict would set them.
         for saved, live in zip((groups or {}).get(str(key), []), optim.param_groups):

@@ -11,8 +11,8 @@ start with ``_orig_mod.``. So :func:`compile_model` compiles ``__call__`` with t
 compiled too. The model keeps its class, its parameters and its state dict keys.
 
 Checkpoints written elsewhere from a ``torch.compile(model)`` wrapper carry ``_orig_mod.`` in
-their keys; :func:`strip_compile_prefix` and :func:`match_compiled_keys` remove it when saving
-and loading (see :mod:`mmpar.runner.checkpointing.model_state`).
+their keys; checkpoint code removes it when saving and loading (the bare model:
+:func:`mmpar.parallel.utils.model_layout`; keys: :mod:`mmpar.runner.checkpointing.model_state`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
-import re
 import time
-from collections import OrderedDict
-from typing import Any, Iterable
+from typing import Any
 
 import torch
 from torch import nn
@@ -42,14 +40,10 @@ __all__ = [
     "CompiledStep",
     "compile_model",
     "compile_options",
-    "match_compiled_keys",
-    "strip_compile_prefix",
 ]
 
 # The model methods the wrappers call; compiled when the model has them.
 STEP_METHODS = ("train_step", "val_step")
-
-_ORIG_MOD = re.compile(r"(^|\.)_orig_mod\.")
 
 
 class CompileBackendError(RuntimeError):
@@ -236,34 +230,3 @@ def compile_model(model: nn.Module, value: Any, replicas: int = 1) -> nn.Module:
         except (RuntimeError, ValueError) as err:  # e.g. mode='fast': torch lists the modes
             raise CompileConfigError(f"torch.compile refused {options}: {err}") from err
     return model
-
-
-def strip_compile_prefix(key: str) -> str:
-    """``key`` without the ``_orig_mod.`` segments ``torch.compile`` wrappers add."""
-    return _ORIG_MOD.sub(r"\1", key)
-
-
-def match_compiled_keys(state_dict: dict, own_keys: Iterable[str]) -> dict:
-    """Rename keys of ``state_dict`` that match a key of ``own_keys`` but for ``_orig_mod.``.
-
-    Works both ways: a checkpoint of a ``torch.compile(model)`` wrapper loads into a plain
-    model, and a plain checkpoint into a model with compiled (``OptimizedModule``) children.
-    Keys that match already, or match nothing, are kept; ``_metadata`` is carried over.
-
-    Args:
-        state_dict: The state dict to load.
-        own_keys: The keys of the model's own state dict.
-
-    Returns:
-        ``state_dict`` itself when nothing is renamed, else a renamed copy.
-    """
-    own = set(own_keys)
-    by_plain = {strip_compile_prefix(k): k for k in own}
-    renamed = {k: by_plain.get(strip_compile_prefix(k), k) for k in state_dict if k not in own}
-    if all(k == v for k, v in renamed.items()):
-        return state_dict
-    out = OrderedDict((renamed.get(k, k), v) for k, v in state_dict.items())
-    metadata = getattr(state_dict, "_metadata", None)
-    if metadata is not None:
-        out._metadata = metadata  # type: ignore[attr-defined]
-    return out
