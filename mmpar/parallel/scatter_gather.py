@@ -293,11 +293,30 @@ def cpu_step_inputs(inputs: tuple, kwargs: dict, merge: Merge | None) -> tuple[t
     """A CPU wrapper's step inputs as ``_one_device_pair`` gives them, or None (general path).
 
     ``inputs``/``kwargs`` are the step's ``*inputs``/``**kwargs`` (a tuple and a dict, so
-    nothing is tested first): the path of every iteration of a CPU training.
+    nothing is tested first): the path of every iteration of a CPU training, whose inputs are
+    usually a batch (a list of CPU tensors, from torch's collate) and the optimizer.
     """
     try:
-        # The tuple's walk written out (what ``_to_one_device`` does with it), one call less.
-        args = tuple([o if type(o) in _PASSED else _to_one_device(o, _CPU, merge) for o in inputs])
+        # The tuple's walk written out (what ``_to_one_device`` does with it), with the usual
+        # batch copied here: ``all`` raises AttributeError at the first item that is not a
+        # tensor (no DataContainer has ``is_cpu``), and the walk below then takes the batch.
+        args = tuple(
+            [
+                o
+                if type(o) in _PASSED
+                else o.copy()
+                if type(o) is list and o and all(map(_IS_CPU, o))
+                else _to_one_device(o, _CPU, merge)
+                for o in inputs
+            ]
+        )
+    except AttributeError:
+        args = None
+    except _NotOneChunk:
+        return None
+    try:
+        if args is None:
+            args = tuple([_to_one_device(o, _CPU, merge) for o in inputs])
         return args, (_to_one_device(kwargs, _CPU, merge) if kwargs else {})
     except _NotOneChunk:
         return None
