@@ -293,30 +293,23 @@ def cpu_step_inputs(inputs: tuple, kwargs: dict, merge: Merge | None) -> tuple[t
     """A CPU wrapper's step inputs as ``_one_device_pair`` gives them, or None (general path).
 
     ``inputs``/``kwargs`` are the step's ``*inputs``/``**kwargs`` (a tuple and a dict, so
-    nothing is tested first): the path of every iteration of a CPU training, whose inputs are
-    usually a batch (a list of CPU tensors, from torch's collate) and the optimizer.
+    nothing is tested first): the path of every iteration of a CPU training.
     """
     try:
-        # The tuple's walk written out (what ``_to_one_device`` does with it), with the usual
-        # batch copied here: ``all`` raises AttributeError at the first item that is not a
-        # tensor (no DataContainer has ``is_cpu``), and the walk below then takes the batch.
-        args = tuple(
-            [
-                o
-                if type(o) in _PASSED
-                else o.copy()
-                if type(o) is list and o and all(map(_IS_CPU, o))
-                else _to_one_device(o, _CPU, merge)
-                for o in inputs
-            ]
-        )
+        if len(inputs) == 2 and not kwargs:
+            # A runner's call, ``train_step(data_batch, optimizer)``, with a batch of CPU
+            # tensors in a list (torch's collate): the batch is copied, nothing walked. ``all``
+            # raises AttributeError at an item that is no tensor (no DataContainer has
+            # ``is_cpu``): the walk below takes it.
+            batch, other = inputs
+            if type(other) in _PASSED and type(batch) is list and batch:
+                if all(map(_IS_CPU, batch)):
+                    return (batch.copy(), other), {}
     except AttributeError:
-        args = None
-    except _NotOneChunk:
-        return None
+        pass
     try:
-        if args is None:
-            args = tuple([_to_one_device(o, _CPU, merge) for o in inputs])
+        # The tuple's walk written out (what ``_to_one_device`` does with it), one call less.
+        args = tuple([o if type(o) in _PASSED else _to_one_device(o, _CPU, merge) for o in inputs])
         return args, (_to_one_device(kwargs, _CPU, merge) if kwargs else {})
     except _NotOneChunk:
         return None

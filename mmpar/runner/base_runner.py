@@ -224,7 +224,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         is called is rebuilt whenever the hook list changes, also during the stage.
         """
         try:
-            calls, names, dicts, keys = self._hooks.dispatch[fn_name]
+            methods, dicts, keys = self._hooks.dispatch[fn_name]
         except (AttributeError, KeyError):  # a new list, a plain list, or a custom stage
             self._call_hook_slowly(fn_name)
             return
@@ -232,10 +232,10 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
             # A skipped hook was given the stage's method on its instance since.
             self._call_hook_slowly(fn_name, rebuild=True)
             return
-        # ``getattr(hook, name)(self)`` for each hook, in order. A hook changing the list turns
-        # the rest of ``calls`` into a loop over the live list (``StageCalls.divert``), as
-        # mmcv's loop would go on: the iterators read both lists as they are at each step.
-        _consume(map(_call, map(getattr, calls, names), repeat(self)))
+        # Each hook's method, called in order. A hook changing the list turns the rest of this
+        # loop into a loop over the live list (``StageCalls.divert``), as mmcv's loop would go
+        # on: ``methods()`` reads the lists it maps over as they are at each step.
+        _consume(map(_call, methods(), repeat(self)))
 
     def _call_hook_slowly(self, fn_name: str, rebuild: bool = False) -> None:
         """``call_hook`` where the table does not say: (re)build it first, or call every hook."""
