@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 from abc import ABCMeta, abstractmethod
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,14 @@ import torch
 from mmpar.utils.misc import check_int_arg, import_optional
 
 from ..hook import Hook
+
+# What ``record_due`` calls: where a class or instance overrides none, it is written out.
+_DUE_METHODS = ("record_due", "every_n_inner_iters", "end_of_epoch")
+
+
+def _methods(cls: type) -> list:
+    """The functions ``cls`` has under the names in ``_DUE_METHODS`` (equal: the same ones)."""
+    return list(map(getattr, repeat(cls), _DUE_METHODS))
 
 
 def import_tracker(module: str, package: str, hook: str) -> Any:
@@ -238,10 +247,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         runner.log_buffer.clear()
         self._last_mode = None
         own = getattr(self, "__dict__", {})
-        plain = all(
-            name not in own and getattr(type(self), name) is getattr(LoggerHook, name)
-            for name in ("record_due", "every_n_inner_iters", "end_of_epoch")
-        )
+        plain = own.keys().isdisjoint(_DUE_METHODS) and _methods(type(self)) == _methods(LoggerHook)
         interval = self.interval
         inline = plain and self.by_epoch and type(interval) is int and interval > 0
         self._due_every = interval if inline else None
