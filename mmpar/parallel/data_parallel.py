@@ -125,8 +125,9 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
         # The registered submodule, read directly (``self.module`` is a call into nn.Module).
-        module = self._modules.get("module")
-        if module is None:
+        try:
+            module = self._modules["module"]
+        except KeyError:
             module = self.module
         fn = module if name == "forward" else getattr(module, name, None)
         if not callable(fn):

@@ -17,7 +17,7 @@ import operator
 from abc import ABCMeta, abstractmethod
 from collections import deque
 from itertools import repeat
-from operator import attrgetter, contains
+from operator import attrgetter
 from typing import Any, Callable, Union
 
 import torch
@@ -224,11 +224,11 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         is called is rebuilt whenever the hook list changes, also during the stage.
         """
         try:
-            methods, dicts, keys = self._hooks.dispatch[fn_name]
+            methods, watch = self._hooks.dispatch[fn_name]
         except (AttributeError, KeyError):  # a new list, a plain list, or a custom stage
             self._call_hook_slowly(fn_name)
             return
-        if any(map(contains, dicts, keys)):
+        if any(watch()):
             # A skipped hook was given the stage's method on its instance since.
             self._call_hook_slowly(fn_name, rebuild=True)
             return
