@@ -10,7 +10,7 @@ from torch import nn
 
 from .collate import _merge_dc, merge_chunks
 from .registry import MODULE_WRAPPERS
-from .scatter_gather import _one_device_pair, cpu_step_inputs, gather
+from .scatter_gather import NOT_CALLED, _one_device_pair, call_on_cpu, gather
 from .scatter_gather import scatter_kwargs as scatter_kwargs  # importable here, as in mmcv
 
 __all__ = ["MMDataParallel"]
@@ -125,8 +125,9 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
         # The registered submodule, read directly (``self.module`` is a call into nn.Module).
-        module = self._modules.get("module")
-        if module is None:
+        try:
+            module = self._modules["module"]
+        except KeyError:
             module = self.module
         fn = module if name == "forward" else getattr(module, name, None)
         if not callable(fn):
@@ -137,9 +138,9 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
         device_ids = self.device_ids
         if not device_ids:  # the CPU: all chunks run together as one batch
             if type(self).scatter is WrapperStepsMixin.scatter:
-                one = cpu_step_inputs(inputs, kwargs, _merge_dc)  # (every iteration)
-                if one is not None:
-                    return fn(*one[0], **one[1])
+                result = call_on_cpu(fn, inputs, kwargs, _merge_dc)  # (every iteration)
+                if result is not NOT_CALLED:
+                    return result
             inputs, kwargs = self._one_device_inputs(inputs, kwargs, -1)
             return fn(*inputs, **kwargs)
         if len(device_ids) == 1:  # one GPU: likewise

@@ -289,18 +289,36 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
     return obj
 
 
-def cpu_step_inputs(inputs: tuple, kwargs: dict, merge: Merge | None) -> tuple[tuple, dict] | None:
-    """A CPU wrapper's step inputs as ``_one_device_pair`` gives them, or None (general path).
+#: What :func:`call_on_cpu` returns when the inputs need the general path.
+NOT_CALLED = object()
 
-    ``inputs``/``kwargs`` are the step's ``*inputs``/``**kwargs`` (a tuple and a dict, so
-    nothing is tested first): the path of every iteration of a CPU training.
+
+def call_on_cpu(fn: Callable, inputs: tuple, kwargs: dict, merge: Merge | None) -> Any:
+    """``fn`` called on the inputs as ``_one_device_pair`` gives them for the CPU.
+
+    Returns ``NOT_CALLED`` (``fn`` not called) where they need the general path.
+    ``inputs``/``kwargs`` are a CPU wrapper step's ``*inputs``/``**kwargs`` (a tuple and a
+    dict, so nothing is tested first): the path of every iteration of a CPU training.
     """
+    if len(inputs) == 2 and not kwargs:
+        # A runner's call, ``train_step(data_batch, optimizer)``, with a batch of CPU tensors
+        # in a list (torch's collate): the batch is copied, nothing walked. ``all`` raises
+        # AttributeError at an item that is no tensor (no DataContainer has ``is_cpu``): the
+        # walk below takes it. (``fn`` is called outside the ``try``: its errors propagate.)
+        batch, other = inputs
+        try:
+            plain = type(other) in _PASSED and type(batch) is list and all(map(_IS_CPU, batch))
+        except AttributeError:
+            plain = False
+        if plain and batch:
+            return fn(batch.copy(), other)
     try:
         # The tuple's walk written out (what ``_to_one_device`` does with it), one call less.
         args = tuple([o if type(o) in _PASSED else _to_one_device(o, _CPU, merge) for o in inputs])
-        return args, (_to_one_device(kwargs, _CPU, merge) if kwargs else {})
+        kw = _to_one_device(kwargs, _CPU, merge) if kwargs else {}
     except _NotOneChunk:
-        return None
+        return NOT_CALLED
+    return fn(*args, **kw)
 
 
 def _one_device_pair(

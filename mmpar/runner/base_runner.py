@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import operator
 from abc import ABCMeta, abstractmethod
-from operator import attrgetter, contains
+from collections import deque
+from itertools import repeat
+from operator import attrgetter
 from typing import Any, Callable, Union
 
 import torch
@@ -34,6 +37,12 @@ from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_grou
 from .resume.pending import ResumeState
 from .resume.runner_state import RunnerStateMixin
 from .utils import get_time_str
+
+# ``call_hook`` runs its calls from C, with no bytecode per hook: ``_consume`` exhausts an
+# iterator without keeping anything (a deque of length 0 cannot be changed, so sharing it is
+# safe, also when a hook calls ``call_hook`` itself); ``_call(fn, arg)`` is ``fn(arg)``.
+_consume = deque(maxlen=0).extend
+_call = getattr(operator, "call", None) or (lambda fn, arg: fn(arg))  # operator.call: 3.11+
 
 
 class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
@@ -214,20 +223,19 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         for the stage is :class:`Hook`'s empty one (see ``hook_stages.py``); the table of who
         is called is rebuilt whenever the hook list changes, also during the stage.
         """
-        hooks = self._hooks
         try:
-            calls, names, dicts, keys = hooks.dispatch[fn_name]
+            methods, watch = self._hooks.dispatch[fn_name]
         except (AttributeError, KeyError):  # a new list, a plain list, or a custom stage
             self._call_hook_slowly(fn_name)
             return
-        if dicts and any(map(contains, dicts, keys)):
+        if any(watch()):
             # A skipped hook was given the stage's method on its instance since.
             self._call_hook_slowly(fn_name, rebuild=True)
             return
-        # A hook changing the list turns the rest of ``calls`` into a loop over the live list
-        # (``StageCalls.divert``), as mmcv's loop would go on.
-        for method in map(getattr, calls, names):
-            method(self)
+        # Each hook's method, called in order. A hook changing the list turns the rest of this
+        # loop into a loop over the live list (``StageCalls.divert``), as mmcv's loop would go
+        # on: ``methods()`` reads the lists it maps over as they are at each step.
+        _consume(map(_call, methods(), repeat(self)))
 
     def _call_hook_slowly(self, fn_name: str, rebuild: bool = False) -> None:
         """``call_hook`` where the table does not say: (re)build it first, or call every hook."""

@@ -15,7 +15,9 @@ in ``call_hook`` needs no test per hook. Skipping is invisible: a skipped method
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterable, Iterator, SupportsIndex
+from functools import partial
+from operator import contains
+from typing import Any, Callable, Iterable, Iterator, SupportsIndex
 
 from .hooks import Hook
 
@@ -71,8 +73,9 @@ class HookList(list):
         table = self.dispatch
         if table:
             self.dispatch = {}
-            for stage, entry in table.items():
-                entry[0].divert(self, stage, entry[1])
+            for stage, (methods, _) in table.items():
+                _, calls, names = methods.args
+                calls.divert(self, stage, names)
 
     __setitem__ = _mutator("__setitem__")
     __delitem__ = _mutator("__delitem__")
@@ -160,16 +163,18 @@ class _GoOnLive:
             getattr(hook, self.stage)(runner)
 
 
-# One stage's dispatch, unpacked by ``call_hook`` at every call:
-# - the hooks to call (:class:`StageCalls`),
-# - the name of the method to call on each (see :func:`stage_method`), the second argument
-#   of ``map(getattr, calls, ...)``: each method is looked up at call time, so methods
-#   assigned on those hooks' instances or classes count,
-# - instance dicts to watch, each once per name that would change the call if assigned there:
-#   for a skipped hook, the stage and the generic method its base method forwards to; for a
-#   hook whose generic method is called directly, the stage,
-# - those names, paired with the dicts: ``any(map(contains, dicts, names))`` tests them all.
-StageEntry = tuple[StageCalls, list[str], list[dict], list[str]]
+# One stage's dispatch, unpacked by ``call_hook`` at every call: two partials of ``map``,
+# each called for a new iterator over lists fixed when the table is built (C code only):
+# - ``methods``: ``partial(map, getattr, calls, names)``, the methods to call: ``calls`` are
+#   the hooks (:class:`StageCalls`), ``names`` the name of the method to call on each (see
+#   :func:`stage_method`). Each method is looked up at call time, so methods assigned on
+#   those hooks' instances or classes count,
+# - ``watch``: ``partial(map, contains, dicts, keys)``, whose ``any`` says whether the table
+#   is out of date: ``dicts`` are instance dicts, each once per name that would change the
+#   call if assigned there (for a skipped hook, the stage and the generic method its base
+#   method forwards to; for a hook whose generic method is called directly, the stage),
+#   ``keys`` those names.
+StageEntry = tuple[Callable[[], Iterator], Callable[[], Iterator]]
 
 
 def stage_entry(stage: str, hooks: list) -> StageEntry:
@@ -186,7 +191,10 @@ def stage_entry(stage: str, hooks: list) -> StageEntry:
             for name in {stage, generic} if method is None else (stage,):
                 dicts.append(hook.__dict__)
                 names.append(name)
-    return StageCalls(calls, indices), methods, dicts, names
+    return (
+        partial(map, getattr, StageCalls(calls, indices), methods),
+        partial(map, contains, dicts, names),
+    )
 
 
 def stage_table(hooks: list) -> dict[str, StageEntry]:

@@ -61,6 +61,20 @@ class LogBuffer:
             else:
                 self.n_history[key].append(count)
 
+    def _append(self, key: str, value: float, count: int = 1) -> None:
+        """``update({key: value}, count)`` for one Python float, without the dict and loop.
+
+        The iter timer's path, twice per iteration; callers use it only on a
+        :class:`LogBuffer` itself (a subclass may override ``update``).
+        """
+        try:
+            self.val_history[key].append(value)
+        except KeyError:
+            self.val_history[key] = [value]
+            self.n_history[key] = [count]
+        else:
+            self.n_history[key].append(count)
+
     def average(self, n: int = 0) -> None:
         """Average the last ``n`` values of every key (all of them when ``n <= 0``) into output.
 

@@ -143,3 +143,61 @@ def test_subclass_scatter_is_still_called():
     out = Custom(model, device_ids=[-1]).train_step(collate(_samples(4), 2), None)
     assert calls == [[-1]] and out["num_samples"] == 4
     assert tuple(model.seen[0]["img"].shape[:1]) == (4,)
+
+
+class Recorder(nn.Module):
+    """Records each ``train_step`` call's batch; raises ``error`` from it when set."""
+
+    def __init__(self, error=None):
+        super().__init__()
+        self.seen, self.error = [], error
+
+    def train_step(self, data_batch, optimizer=None):
+        self.seen.append(data_batch)
+        if self.error is not None:
+            raise self.error
+        return {}
+
+
+def test_cpu_step_gives_the_model_a_copy_of_a_list_batch():
+    batch = [torch.zeros(4, 2), torch.ones(4)]
+    model = Recorder()
+    dp = MMDataParallel(model, device_ids=[-1])
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)])
+    for _ in range(2):  # the first step meets the optimizer's type, the second knows it
+        dp.train_step(batch, optimizer)
+    for seen in model.seen:
+        assert seen is not batch and seen == batch
+        seen.append("added by the model")
+    assert len(batch) == 2  # the runner's batch is untouched, as with mmcv's scatter
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        [DataContainer([torch.ones(2, 3)]), torch.zeros(2)],  # unwrapped by the walk
+        [torch.zeros(2), {"x": DataContainer([torch.ones(2)])}],
+    ],
+)
+def test_cpu_step_unwraps_data_containers_in_a_list_batch(batch):
+    model = Recorder()
+    MMDataParallel(model, device_ids=[-1]).train_step(batch, None)
+    assert not any(isinstance(x, DataContainer) for x in model.seen[0])
+    assert not isinstance(model.seen[0][-1], dict) or torch.equal(
+        model.seen[0][-1]["x"], torch.ones(2)
+    )
+
+
+def test_cpu_step_calls_the_model_once_when_it_raises_attribute_error():
+    model = Recorder(error=AttributeError("raised by the model"))
+    dp = MMDataParallel(model, device_ids=[-1])
+    with pytest.raises(AttributeError, match="raised by the model"):
+        dp.train_step([torch.zeros(2)], None)
+    assert len(model.seen) == 1
+
+
+def test_cpu_step_keeps_an_empty_list_batch_itself():
+    batch = []
+    model = Recorder()
+    MMDataParallel(model, device_ids=[-1]).train_step(batch, None)
+    assert model.seen[0] is batch  # empty containers are passed as they are (general path)

@@ -95,8 +95,24 @@ class OptimizerHook(Hook):
     def after_train_iter(self, runner: Any) -> None:
         """Backward, clip and step."""
         optimizer = runner.optimizer
-        # One torch optimizer and a tensor loss (every iteration of the usual training) are
-        # taken without calls; the helpers check everything else and say what is wrong.
+        outputs = runner.outputs
+        if (
+            type(self) is OptimizerHook
+            and self.grad_clip is None
+            and not self.detect_anomalous_params
+            and type(outputs) is dict
+            and isinstance(optimizer, Optimizer)
+        ):
+            # The usual training (every iteration of it): the steps below without the calls
+            # a subclass may override; a loss that is no tensor takes them to say so.
+            loss = outputs.get("loss")
+            if type(loss) is torch.Tensor:
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                return
+        # One torch optimizer and a tensor loss are taken without calls; the helpers check
+        # everything else and say what is wrong.
         if isinstance(optimizer, Optimizer):
             optimizer.zero_grad()
             optimizers = {"": optimizer}
@@ -104,7 +120,6 @@ class OptimizerHook(Hook):
             optimizers = _optimizers(runner)
             for optim in optimizers.values():
                 optim.zero_grad()
-        outputs = runner.outputs
         loss = outputs.get("loss") if type(outputs) is dict else None
         if type(loss) is not torch.Tensor:
             loss = _loss(runner)
