@@ -339,9 +339,7 @@ class Checkpointer:
         """Load a checkpoint auto-resume found (and read) in ``work_dir``: a local one."""
         runner = self.runner
         runner.logger.info("load checkpoint from %s", path)
-        return load_local_checkpoint(
-            self.layout, path, strict=True, logger=runner.logger, optimizer=optimizer, **load_args
-        )
+        return load_local_checkpoint(self.layout, path, optimizer, runner.logger, **load_args)
 
     def _load_optimizer_state(self, state: dict, source: str) -> None:
         optimizer = self.runner.optimizer
