@@ -1,5 +1,6 @@
 """Suite-wide pytest configuration."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,13 +14,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip tests marked ``cuda`` on machines without a CUDA device."""
+    """Skip tests marked ``cuda`` without a CUDA device; under xdist, start long files first."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _long_files_first(items)
     if torch.cuda.is_available():
         return
     skip_cuda = pytest.mark.skip(reason="needs a CUDA device")
     for item in items:
         if "cuda" in item.keywords:
             item.add_marker(skip_cuda)
+
+
+def _long_files_first(items):
+    """Put the files that start processes (a ``slow`` test, or a docs page run) first.
+
+    scripts/test.sh hands whole files to the xdist workers in collection order
+    (``--no-loadscope-reorder``): long files started last would leave one worker running
+    alone at the end. The order within a file is kept.
+    """
+    long_files = {item.path for item in items if "slow" in item.keywords}
+    long_files |= {item.path for item in items if item.path.parent.name == "docs"}
+    items.sort(key=lambda item: item.path not in long_files)  # stable: files stay together
 
 
 @pytest.fixture
