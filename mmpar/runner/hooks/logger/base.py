@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numbers
 from abc import ABCMeta, abstractmethod
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -13,14 +12,6 @@ import torch
 from mmpar.utils.misc import check_int_arg, import_optional
 
 from ..hook import Hook
-
-# What ``record_due`` calls: where a class or instance overrides none, it is written out.
-_DUE_METHODS = ("record_due", "every_n_inner_iters", "end_of_epoch")
-
-
-def _methods(cls: type) -> list:
-    """The functions ``cls`` has under the names in ``_DUE_METHODS`` (equal: the same ones)."""
-    return list(map(getattr, repeat(cls), _DUE_METHODS))
 
 
 def import_tracker(module: str, package: str, hook: str) -> Any:
@@ -238,19 +229,10 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             for hook in loggers:
                 hook._first_logger = hook is loggers[0]
 
-    # ``record_due`` by epoch, inline in ``after_train_iter``: the interval when neither it nor
-    # a method it calls is overridden (decided at each epoch start), else None: call it.
-    _due_every: int | None = None
-
     def before_epoch(self, runner: Any) -> None:
         """Start each train and val epoch with an empty buffer, so records never mix modes."""
         runner.log_buffer.clear()
         self._last_mode = None
-        own = getattr(self, "__dict__", {})
-        plain = own.keys().isdisjoint(_DUE_METHODS) and _methods(type(self)) == _methods(LoggerHook)
-        interval = self.interval
-        inline = plain and self.by_epoch and type(interval) is int and interval > 0
-        self._due_every = interval if inline else None
 
     def before_train_iter(self, runner: Any) -> None:
         """Drop buffered val values when training resumes without an epoch boundary."""
@@ -273,14 +255,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         buf = runner.log_buffer
         if buf.ready:  # (tested inline: it runs every iteration)
             self._take_pending_val(runner)
-        every = self._due_every
-        if every is not None and every == self.interval and self.by_epoch:
-            # ``record_due`` written out (it runs every iteration).
-            average = (runner.inner_iter + 1) % every == 0 or (
-                not self.ignore_last and self.end_of_epoch(runner)
-            )
-        else:
-            average = self.record_due(runner)
+        average = self.record_due(runner)
         if not (average or buf.ready or self._pending_val is not None):
             return  # most iterations: nothing to log
         self._step = runner.iter + 1
