@@ -1,4 +1,7 @@
-"""Driving LR and momentum schedule hooks without a real runner, in the epoch runner's order."""
+"""Driving LR and momentum schedule hooks without a real runner, in the epoch runner's order;
+comparing the nested values they set."""
+
+import math
 
 
 class FakeRunner:
@@ -38,3 +41,34 @@ def run_schedule(runner, hooks, record, stop_at_iter=None):
         runner.inner_iter = 0
         runner.epoch += 1
     return seen
+
+
+def _close(actual, expected):
+    if isinstance(expected, dict):
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == expected.keys()
+            and all(_close(actual[k], v) for k, v in expected.items())
+        )
+    if isinstance(expected, (list, tuple)):
+        return (
+            isinstance(actual, (list, tuple))
+            and len(actual) == len(expected)
+            and all(_close(a, e) for a, e in zip(actual, expected))
+        )
+    if isinstance(expected, approx):
+        return _close(actual, expected.expected)
+    return math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12)
+
+
+class approx:
+    """Nested (lists / dicts of floats) version of pytest.approx."""
+
+    def __init__(self, expected):
+        self.expected = expected
+
+    def __eq__(self, actual):
+        return _close(actual, self.expected)
+
+    def __repr__(self):
+        return f"approx({self.expected!r})"

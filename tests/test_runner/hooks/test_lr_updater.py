@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 from helpers import TinyModel
-from helpers.schedule_runner import FakeRunner, run_schedule
+from helpers.schedule_runner import FakeRunner, approx, run_schedule
 from torch import nn
 
 from mmpar.runner import EpochBasedRunner
@@ -53,37 +53,6 @@ def lrs_of(hook, max_epochs=4, iters_per_epoch=2, lrs=(0.1,)):
 
 def per_epoch(seen, iters_per_epoch=2):
     return [seen[i] for i in range(0, len(seen), iters_per_epoch)]
-
-
-def _close(actual, expected):
-    if isinstance(expected, dict):
-        return (
-            isinstance(actual, dict)
-            and actual.keys() == expected.keys()
-            and all(_close(actual[k], v) for k, v in expected.items())
-        )
-    if isinstance(expected, (list, tuple)):
-        return (
-            isinstance(actual, (list, tuple))
-            and len(actual) == len(expected)
-            and all(_close(a, e) for a, e in zip(actual, expected))
-        )
-    if isinstance(expected, approx):
-        return _close(actual, expected.expected)
-    return math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12)
-
-
-class approx:
-    """Nested (lists / dicts of floats) version of pytest.approx."""
-
-    def __init__(self, expected):
-        self.expected = expected
-
-    def __eq__(self, actual):
-        return _close(actual, self.expected)
-
-    def __repr__(self):
-        return f"approx({self.expected!r})"
 
 
 # ------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 from helpers import TinyModel
-from helpers.schedule_runner import FakeRunner, run_schedule
+from helpers.schedule_runner import FakeRunner, approx, run_schedule
 from torch import nn
 
 from mmpar.runner import EpochBasedRunner
@@ -59,35 +59,6 @@ def momentums_of(hook, optimizer=None, max_epochs=4, iters_per_epoch=2):
 
 def first(seen):
     return [s[0] for s in seen]
-
-
-def _close(actual, expected):
-    if isinstance(expected, dict):
-        return (
-            isinstance(actual, dict)
-            and actual.keys() == expected.keys()
-            and all(_close(actual[k], v) for k, v in expected.items())
-        )
-    if isinstance(expected, (list, tuple)):
-        return (
-            isinstance(actual, (list, tuple))
-            and len(actual) == len(expected)
-            and all(_close(a, e) for a, e in zip(actual, expected))
-        )
-    return math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12)
-
-
-class approx:
-    """Nested (lists / dicts of floats) version of pytest.approx."""
-
-    def __init__(self, expected):
-        self.expected = expected
-
-    def __eq__(self, actual):
-        return _close(actual, self.expected)
-
-    def __repr__(self):
-        return f"approx({self.expected!r})"
 
 
 # ------------------------------------------------------------------------------------------
