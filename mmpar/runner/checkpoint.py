@@ -363,24 +363,24 @@ def load_checkpoint(
 
 
 def load_local_checkpoint(
-    layout: ModelLayout, filename: str, optimizer: Any, logger: logging.Logger, **load_args: Any
+    layout: ModelLayout,
+    filename: str,
+    optimizer: Any,
+    logger: logging.Logger,
+    map_location: MapLocation = "cpu",
+    weights_only: bool = True,
 ) -> dict:
     """:func:`load_checkpoint` (strict) of a checkpoint on this machine into an unwrapped model.
 
     For a path known to be local (a runner's auto-resume found it in its ``work_dir``), so no
     URL scheme is looked up: a directory is a sharded checkpoint, anything else a file.
-    ``layout``: :func:`~mmpar.parallel.utils.model_layout` of the model; ``load_args``:
-    ``map_location`` and ``weights_only``. Raises as ``load_checkpoint`` does (a directory
-    that is not a complete sharded checkpoint: ``CorruptCheckpointError``).
+    ``layout``: :func:`~mmpar.parallel.utils.model_layout` of the model. Raises as
+    ``load_checkpoint`` does (a directory that is not a complete sharded checkpoint:
+    ``CorruptCheckpointError``).
     """
     if os.path.isdir(filename):  # only a directory can be a sharded checkpoint
         return load_sharded_checkpoint(layout.model, filename, optimizer, True, logger)
-    unknown = sorted(set(load_args) - {"map_location", "weights_only"})
-    if unknown:
-        raise TypeError(f"load_local_checkpoint() got unexpected keyword arguments {unknown}")
     logger.info(f"load checkpoint from local path: {filename}")
-    map_location = load_args.get("map_location", "cpu")
-    weights_only = load_args.get("weights_only", True)
     checkpoint = load_checkpoint_file(os.path.expanduser(filename), map_location, weights_only)
     return load_weights(layout, checkpoint, filename, strict=True, logger=logger)
 
