@@ -182,7 +182,6 @@ RUNNER_LOOP = (
     "epoch_based_runner",
     "iter_based_runner",
     "hook_registration",
-    "hook_stages",
     "builder",
     "hooks",
 )

@@ -10,7 +10,7 @@ from torch import nn
 
 from .collate import _merge_dc, merge_chunks
 from .registry import MODULE_WRAPPERS
-from .scatter_gather import NOT_CALLED, _one_device_pair, call_on_cpu, gather
+from .scatter_gather import _one_device_pair, gather
 from .scatter_gather import scatter_kwargs as scatter_kwargs  # importable here, as in mmcv
 
 __all__ = ["MMDataParallel"]
@@ -26,16 +26,7 @@ class WrapperStepsMixin:
     """
 
     dim: int
-
-    @property
-    def module(self) -> nn.Module:
-        """The wrapped model.
-
-        nn.Module keeps it among its submodules, found only after the normal attribute lookup
-        failed (an AttributeError made and dropped on every step); here the lookup goes there
-        directly. Assigning ``wrapper.module = model`` still registers the submodule.
-        """
-        return nn.Module.__getattr__(self, "module")  # type: ignore[return-value]
+    module: nn.Module
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
         raise NotImplementedError
@@ -59,8 +50,7 @@ class WrapperStepsMixin:
         this process.
         """
         if type(self).scatter is WrapperStepsMixin.scatter:
-            # Merge and move in one walk (it runs every iteration); a subclass's own scatter
-            # is called as before.
+            # Merge and move in one walk; a subclass's own scatter is called as before.
             one = _one_device_pair(inputs, kwargs, device, merge=_merge_dc)
             if one is not None:
                 return one
@@ -124,11 +114,7 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
         return gather(outputs, output_device, dim=self.dim)
 
     def _step(self, name: str, inputs: tuple, kwargs: dict) -> Any:
-        # The registered submodule, read directly (``self.module`` is a call into nn.Module).
-        try:
-            module = self._modules["module"]
-        except KeyError:
-            module = self.module
+        module = self.module
         fn = module if name == "forward" else getattr(module, name, None)
         if not callable(fn):
             raise AttributeError(
@@ -136,21 +122,17 @@ class MMDataParallel(WrapperStepsMixin, nn.DataParallel):
                 f"MMDataParallel.{name} calls the wrapped model's {name}(data_batch, optimizer)"
             )
         device_ids = self.device_ids
-        if not device_ids:  # the CPU: all chunks run together as one batch
-            if type(self).scatter is WrapperStepsMixin.scatter:
-                result = call_on_cpu(fn, inputs, kwargs, _merge_dc)  # (every iteration)
-                if result is not NOT_CALLED:
-                    return result
-            inputs, kwargs = self._one_device_inputs(inputs, kwargs, -1)
+        if len(device_ids) <= 1:  # the CPU or one GPU: the whole batch in one walk
+            if device_ids:
+                self._check_module_device()
+            device = device_ids[0] if device_ids else -1
+            inputs, kwargs = self._one_device_inputs(inputs, kwargs, device)
             return fn(*inputs, **kwargs)
-        if len(device_ids) == 1:  # one GPU: likewise
-            self._check_module_device()
-            return self._call(module, name, *self._one_device_inputs(inputs, kwargs, device_ids[0]))
         self._check_module_device()
-        inputs, kwargs = self.scatter(inputs, kwargs, self.device_ids)
+        inputs, kwargs = self.scatter(inputs, kwargs, device_ids)
         if len(inputs) <= 1:
-            return self._call(self.module, name, *self._first(inputs, kwargs))
-        replicas = self.replicate(self.module, self.device_ids[: len(inputs)])
+            return self._call(module, name, *self._first(inputs, kwargs))
+        replicas = self.replicate(module, device_ids[: len(inputs)])
         calls = [r if name == "forward" else getattr(r, name) for r in replicas]
         outputs = self.parallel_apply(calls, inputs, kwargs)
         return self.gather(outputs, self.output_device)

@@ -8,7 +8,6 @@ plain fields (what ``collate`` stacked whole) are split into the same chunks.
 from __future__ import annotations
 
 import numbers
-import operator
 from collections.abc import Sequence
 from typing import Any, Callable, Union
 
@@ -218,65 +217,26 @@ def _single_device(target_gpus: Sequence[Device] | None) -> torch.device | None:
     return _dev(target_gpus[0])
 
 
-# What ``_to_one_device`` looks into or moves; anything else is passed as it is.
-_WALKED = (torch.Tensor, DataContainer, dict, tuple, list)
-# Types seen to be none of those (an optimizer, numbers, strings): the walk passes their
-# objects without a call. Filled as they are met; a type's subclasses never change.
-_PASSED: set[type] = {int, float, str, bool, type(None)}
-_Tensor = torch.Tensor
-_IS_CPU = operator.attrgetter("is_cpu")
-
-
 def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -> Any:
     """``obj`` as the only copy for ``device``: what the general path gives for one device.
 
     One walk and no copies where nothing moves: one-chunk DataContainers are unwrapped (the
     chunk moved unless ``cpu_only``), tensors already on ``device`` are passed as they are,
-    containers are rebuilt around the results (a tuple holding only CPU tensors, bound for the
-    CPU, is returned itself: it cannot change). A DataContainer of several chunks is first
-    merged with ``merge`` when given. Raises ``_NotOneChunk`` where the general path has
-    something to check or split (a DataContainer that is not one collated chunk).
+    containers are rebuilt around the results, anything else is passed as it is. A
+    DataContainer of several chunks is first merged with ``merge`` when given. Raises
+    ``_NotOneChunk`` where the general path has something to check or split (a DataContainer
+    that is not one collated chunk).
     """
-    cls = type(obj)
-    # Exact types first (the common case, and cheaper than isinstance), subclasses below.
-    # In lists and tuples (a step's batch), objects that pass as they are, and CPU tensors
-    # bound for the CPU, are passed without a call.
-    if cls is tuple or cls is list:
-        if not obj:
-            return obj
-        if device is _CPU:
-            try:
-                if all(map(_IS_CPU, obj)):  # only CPU tensors (no DataContainer has is_cpu)
-                    return obj if cls is tuple else obj.copy()
-            except AttributeError:  # something else in it: walk it
-                pass
-            items = [
-                o
-                if type(o) in _PASSED or (type(o) is _Tensor and o.is_cpu)
-                else _to_one_device(o, device, merge)
-                for o in obj
-            ]
-        else:
-            items = [o if type(o) in _PASSED else _to_one_device(o, device, merge) for o in obj]
-        return items if cls is list else tuple(items)
     if isinstance(obj, torch.Tensor):
-        # ``is_cpu`` needs no device object: the CPU target's check costs a third.
-        if obj.is_cpu if device is _CPU else obj.device == device:
-            return obj
         return _to_device(obj, device)
-    if not isinstance(obj, _WALKED):  # what passes as it is (an optimizer, ...)
-        _PASSED.add(cls)
-        return obj
     if isinstance(obj, DataContainer):
-        chunks = obj.data
-        if type(chunks) is not list:
+        if not isinstance(obj.data, list):
             raise _NotOneChunk
-        if len(chunks) != 1 and merge is not None:
+        if len(obj.data) != 1 and merge is not None:
             obj = merge(obj)
-            chunks = obj.data
-        if len(chunks) != 1:
+        if len(obj.data) != 1:
             raise _NotOneChunk
-        return chunks[0] if obj.cpu_only else _move(chunks[0], device)
+        return obj.data[0] if obj.cpu_only else _move(obj.data[0], device)
     # Empty containers are repeated as they are, as the general path does.
     if isinstance(obj, dict):
         if not obj:
@@ -289,38 +249,6 @@ def _to_one_device(obj: Any, device: torch.device, merge: Merge | None = None) -
     return obj
 
 
-#: What :func:`call_on_cpu` returns when the inputs need the general path.
-NOT_CALLED = object()
-
-
-def call_on_cpu(fn: Callable, inputs: tuple, kwargs: dict, merge: Merge | None) -> Any:
-    """``fn`` called on the inputs as ``_one_device_pair`` gives them for the CPU.
-
-    Returns ``NOT_CALLED`` (``fn`` not called) where they need the general path.
-    ``inputs``/``kwargs`` are a CPU wrapper step's ``*inputs``/``**kwargs`` (a tuple and a
-    dict, so nothing is tested first): the path of every iteration of a CPU training.
-    """
-    if len(inputs) == 2 and not kwargs:
-        # A runner's call, ``train_step(data_batch, optimizer)``, with a batch of CPU tensors
-        # in a list (torch's collate): the batch is copied, nothing walked. ``all`` raises
-        # AttributeError at an item that is no tensor (no DataContainer has ``is_cpu``): the
-        # walk below takes it. (``fn`` is called outside the ``try``: its errors propagate.)
-        batch, other = inputs
-        try:
-            plain = type(other) in _PASSED and type(batch) is list and all(map(_IS_CPU, batch))
-        except AttributeError:
-            plain = False
-        if plain and batch:
-            return fn(batch.copy(), other)
-    try:
-        # The tuple's walk written out (what ``_to_one_device`` does with it), one call less.
-        args = tuple([o if type(o) in _PASSED else _to_one_device(o, _CPU, merge) for o in inputs])
-        kw = _to_one_device(kwargs, _CPU, merge) if kwargs else {}
-    except _NotOneChunk:
-        return NOT_CALLED
-    return fn(*args, **kw)
-
-
 def _one_device_pair(
     inputs: Any, kwargs: Any, target: Device | Sequence[Device] | None, merge: Merge | None = None
 ) -> tuple[tuple, dict] | None:
@@ -331,17 +259,13 @@ def _one_device_pair(
     ``target`` is one device, or a list of targets as :func:`scatter` takes them (None when it
     names several); ``merge`` merges the chunks of a DataContainer (see ``_to_one_device``).
     """
-    if type(target) is int and target < 0:  # the CPU, as the CPU wrappers ask every step
-        device = _CPU
-    else:
-        one = isinstance(target, (list, tuple)) or target is None
-        device = _single_device(target if one else [target])
+    one = isinstance(target, (list, tuple)) or target is None
+    device = _single_device(target if one else [target])
     if device is None or not isinstance(inputs, tuple):
         return None
     if kwargs is not None and not isinstance(kwargs, dict):
         return None
     try:
-        # No keyword inputs (a runner's step): a new empty dict, as the walk would give.
         return _to_one_device(inputs, device, merge), (
             _to_one_device(kwargs, device, merge) if kwargs else {}
         )

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import operator
 from abc import ABCMeta, abstractmethod
-from collections import deque
-from itertools import repeat
 from operator import attrgetter
 from typing import Any, Callable, Union
 
@@ -30,19 +27,12 @@ from .arg_checks import check_runner_args, check_workflow, prepare_work_dir, res
 from .checkpointing.checkpointer import Checkpointer
 from .dist_utils import get_dist_info
 from .hook_registration import HookRegistrationMixin
-from .hook_stages import HookList
 from .hooks import Hook
 from .log_buffer import LogBuffer
 from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
 from .resume.pending import ResumeState
 from .resume.runner_state import RunnerStateMixin
 from .utils import get_time_str
-
-# ``call_hook`` runs its calls from C, with no bytecode per hook: ``_consume`` exhausts an
-# iterator without keeping anything (a deque of length 0 cannot be changed, so sharing it is
-# safe, also when a hook calls ``call_hook`` itself); ``_call(fn, arg)`` is ``fn(arg)``.
-_consume = deque(maxlen=0).extend
-_call = getattr(operator, "call", None) or (lambda fn, arg: fn(arg))  # operator.call: 3.11+
 
 
 class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
@@ -89,7 +79,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         self._rank, self._world_size = get_dist_info()
         self.timestamp = get_time_str()
         self.mode: str | None = None
-        self._hooks: list[Hook] = HookList()
+        self._hooks: list[Hook] = []
         self._step_context_hooks: list[Hook] = []
         self._epoch = 0
         self._iter = 0
@@ -219,40 +209,10 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
     def call_hook(self, fn_name: str) -> None:
         """Call stage ``fn_name`` (e.g. ``'after_train_iter'``) on every hook in order.
 
-        What mmcv's loop over ``runner.hooks`` does, without calling the hooks whose method
-        for the stage is :class:`Hook`'s empty one (see ``hook_stages.py``); the table of who
-        is called is rebuilt whenever the hook list changes, also during the stage.
+        mmcv's loop: the list is read as it is at each step, so a hook a stage adds after the
+        current one is called in the same stage, and a method assigned on an instance counts.
         """
-        try:
-            methods, watch = self._hooks.dispatch[fn_name]
-        except (AttributeError, KeyError):  # a new list, a plain list, or a custom stage
-            self._call_hook_slowly(fn_name)
-            return
-        if any(watch()):
-            # A skipped hook was given the stage's method on its instance since.
-            self._call_hook_slowly(fn_name, rebuild=True)
-            return
-        # Each hook's method, called in order. A hook changing the list turns the rest of this
-        # loop into a loop over the live list (``StageCalls.divert``), as mmcv's loop would go
-        # on: ``methods()`` reads the lists it maps over as they are at each step.
-        _consume(map(_call, methods(), repeat(self)))
-
-    def _call_hook_slowly(self, fn_name: str, rebuild: bool = False) -> None:
-        """``call_hook`` where the table does not say: (re)build it first, or call every hook."""
-        hooks = self._hooks
-        table = getattr(hooks, "dispatch", None)
-        if table is None:  # a plain list was assigned to ``_hooks``: no table
-            self._call_every_hook(hooks, fn_name)
-            return
-        if rebuild or not table:
-            self._rebuild_stage_table()
-        if fn_name not in hooks.dispatch:  # not a standard stage: every hook, as mmcv does
-            self._call_every_hook(hooks, fn_name)
-            return
-        self.call_hook(fn_name)
-
-    def _call_every_hook(self, hooks: list, fn_name: str) -> None:
-        for hook in hooks:
+        for hook in self._hooks:
             getattr(hook, fn_name)(self)
 
     def _train_step_context(self) -> contextlib.AbstractContextManager:
@@ -277,13 +237,10 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
             outputs = self.batch_processor(self.model, data_batch, train_mode=train_mode, **kwargs)
         elif not train_mode:
             outputs = self.model.val_step(data_batch, self.optimizer, **kwargs)
-        elif self._step_context_hooks:
+        else:
             with self._train_step_context():
                 outputs = self.model.train_step(data_batch, self.optimizer, **kwargs)
-        else:  # no context to enter: the common, per-iteration-cheapest path
-            outputs = self.model.train_step(data_batch, self.optimizer, **kwargs)
-        # Exact-type test first: it runs every iteration, and isinstance costs more.
-        if type(outputs) is not dict and not isinstance(outputs, dict):
+        if not isinstance(outputs, dict):
             raise TypeError(
                 f"{self.model_name}.{self._step_name(train_mode)}() must return a dict (loss, "
                 f"log_vars, num_samples), but returned {type(outputs).__name__}"
@@ -337,6 +294,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         while self._train_steps_left() > 0 and not self.should_stop:
             for (mode, count), loader in zip(workflow, loaders):
                 self._begin_phase()
+                self._update_step_context_hooks()  # the list may have changed since
                 step = getattr(self, mode)
                 if mode == "train":  # each train step is one epoch / iteration of the limit
                     count = min(count, self._train_steps_left())

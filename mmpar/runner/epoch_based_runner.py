@@ -32,15 +32,17 @@ class EpochBasedRunner(BaseRunner):
         self.call_hook("before_train_epoch")
         start, data_iter = self._train_iterator(data_loader)
         completed = True
-        # Bound once per epoch: this loop's own cost is part of every iteration's.
-        call_hook, run_iter, epoch = self.call_hook, self.run_iter, self._epoch
         for i, data_batch in enumerate(data_iter, start=start):
             self.data_batch = data_batch
             self._inner_iter = i
-            call_hook("before_train_iter")
-            run_iter(data_batch, train_mode=True, **kwargs)
-            self._next_position = {"epoch": epoch, "iter": self._iter + 1, "inner_iter": i + 1}
-            call_hook("after_train_iter")
+            self.call_hook("before_train_iter")
+            self.run_iter(data_batch, train_mode=True, **kwargs)
+            self._next_position = {
+                "epoch": self._epoch,
+                "iter": self._iter + 1,
+                "inner_iter": i + 1,
+            }
+            self.call_hook("after_train_iter")
             self.data_batch = None
             self._iter += 1
             if self.should_stop:

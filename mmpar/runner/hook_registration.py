@@ -16,7 +16,6 @@ from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 from mmpar.utils.config_args import ConfigArgumentError, config_item_context
 from mmpar.utils.registry import config_error_context
 
-from .hook_stages import stage_table
 from .hooks import HOOKS, Hook
 from .priority import Priority, get_priority
 
@@ -30,8 +29,7 @@ class MissingPolicyError(MessageKeyError, AssertionError):
 class HookRegistrationMixin:
     """BaseRunner's hook list: registration by priority, and the ``register_*`` config methods.
 
-    Needs from the runner: ``_hooks`` (a :class:`HookList`, in call order, which keeps what
-    ``call_hook`` calls at each stage) and ``_step_context_hooks``.
+    Needs from the runner: ``_hooks`` (a list, in call order) and ``_step_context_hooks``.
     """
 
     # ``by_epoch`` that register_training_hooks gives the LR, momentum, checkpoint and logger
@@ -56,19 +54,18 @@ class HookRegistrationMixin:
         index = len(self._hooks)
         while index > 0 and self._hooks[index - 1].priority > hook.priority:  # type: ignore
             index -= 1
-        self._hooks.insert(index, hook)  # a new version of the list: call_hook sees it
+        self._hooks.insert(index, hook)
         self._update_step_context_hooks()
 
     def _update_step_context_hooks(self) -> None:
+        """Note the hooks whose ``train_step_context`` wraps ``train_step``.
+
+        Called on registration and when each workflow phase begins (after ``before_run``),
+        so a hook put into ``runner.hooks`` directly gets its context from the next phase on.
+        """
         self._step_context_hooks = [
             h for h in self._hooks if callable(getattr(h, "train_step_context", None))
         ]
-
-    def _rebuild_stage_table(self) -> None:
-        """Rebuild what ``call_hook`` calls at each stage for the current hook list."""
-        self._hooks.drop_dispatch()  # type: ignore[attr-defined]
-        self._hooks.dispatch = stage_table(self._hooks)  # type: ignore[attr-defined]
-        self._update_step_context_hooks()
 
     def get_hook_info(self) -> str:
         """Return a table of which hooks run at each stage, with their priorities."""

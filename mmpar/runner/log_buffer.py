@@ -45,35 +45,15 @@ class LogBuffer:
         Raises:
             TypeError: ``vars`` is not a dict.
         """
-        if type(vars) is not dict and not isinstance(vars, dict):
+        if not isinstance(vars, dict):
             raise TypeError(
                 f"LogBuffer.update expects a dict of scalars, got {type(vars).__name__}"
             )
-        # Called three times per iteration, mostly with one float: each line counts.
         for key, var in vars.items():
-            if type(var) is not float and hasattr(var, "item"):  # tensors, numpy scalars
+            if hasattr(var, "item"):  # tensors, numpy scalars
                 var = var.item()
-            try:  # one lookup for keys already seen
-                self.val_history[key].append(var)
-            except KeyError:
-                self.val_history[key] = [var]
-                self.n_history[key] = [count]
-            else:
-                self.n_history[key].append(count)
-
-    def _append(self, key: str, value: float, count: int = 1) -> None:
-        """``update({key: value}, count)`` for one Python float, without the dict and loop.
-
-        The iter timer's path, twice per iteration; callers use it only on a
-        :class:`LogBuffer` itself (a subclass may override ``update``).
-        """
-        try:
-            self.val_history[key].append(value)
-        except KeyError:
-            self.val_history[key] = [value]
-            self.n_history[key] = [count]
-        else:
-            self.n_history[key].append(count)
+            self.val_history.setdefault(key, []).append(var)
+            self.n_history.setdefault(key, []).append(count)
 
     def average(self, n: int = 0) -> None:
         """Average the last ``n`` values of every key (all of them when ``n <= 0``) into output.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..log_buffer import LogBuffer
 from .hook import HOOKS, Hook
 
 
@@ -23,22 +22,12 @@ class IterTimerHook(Hook):
         """Start the clock at the beginning of an epoch."""
         self.t = time.perf_counter()
 
-    # Both run every iteration: on a LogBuffer itself one value is appended directly; any
-    # other buffer (a subclass, a user's replacement) gets mmcv's ``update`` call.
     def before_iter(self, runner: Any) -> None:
         """Record the time spent waiting for the batch."""
-        buffer = runner.log_buffer
-        if type(buffer) is LogBuffer:
-            buffer._append("data_time", time.perf_counter() - self.t)
-        else:
-            buffer.update({"data_time": time.perf_counter() - self.t})
+        runner.log_buffer.update({"data_time": time.perf_counter() - self.t})
 
     def after_iter(self, runner: Any) -> None:
         """Record the iteration time and restart the clock."""
         now = time.perf_counter()
-        buffer = runner.log_buffer
-        if type(buffer) is LogBuffer:
-            buffer._append("time", now - self.t)
-        else:
-            buffer.update({"time": now - self.t})
+        runner.log_buffer.update({"time": now - self.t})
         self.t = now

@@ -93,36 +93,14 @@ class OptimizerHook(Hook):
             )
 
     def after_train_iter(self, runner: Any) -> None:
-        """Backward, clip and step."""
-        optimizer = runner.optimizer
-        outputs = runner.outputs
-        if (
-            type(self) is OptimizerHook
-            and self.grad_clip is None
-            and not self.detect_anomalous_params
-            and type(outputs) is dict
-            and isinstance(optimizer, Optimizer)
-        ):
-            # The usual training (every iteration of it): the steps below without the calls
-            # a subclass may override; a loss that is no tensor takes them to say so.
-            loss = outputs.get("loss")
-            if type(loss) is torch.Tensor:
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                return
-        # One torch optimizer and a tensor loss are taken without calls; the helpers check
-        # everything else and say what is wrong.
-        if isinstance(optimizer, Optimizer):
-            optimizer.zero_grad()
-            optimizers = {"": optimizer}
-        else:
-            optimizers = _optimizers(runner)
-            for optim in optimizers.values():
-                optim.zero_grad()
-        loss = outputs.get("loss") if type(outputs) is dict else None
-        if type(loss) is not torch.Tensor:
-            loss = _loss(runner)
+        """Zero the gradients, back-propagate, clip and step.
+
+        Subclasses change ``_backward`` (e.g. scale the loss) and ``_clip_and_step``.
+        """
+        optimizers = _optimizers(runner)
+        for optim in optimizers.values():
+            optim.zero_grad()
+        loss = _loss(runner)
         if self.detect_anomalous_params:
             self.detect_anomalous_parameters(loss, runner)
         self._backward(runner, loss)
@@ -134,8 +112,7 @@ class OptimizerHook(Hook):
 
     def _clip_and_step(self, runner: Any, optimizers: dict[str, Optimizer]) -> None:
         """Clip the accumulated gradients (if asked) and step every optimizer."""
-        if self.grad_clip is not None:
-            self._clip_and_log(runner)
+        self._clip_and_log(runner)
         for optim in optimizers.values():
             optim.step()
 

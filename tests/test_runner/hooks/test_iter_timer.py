@@ -1,6 +1,6 @@
 """IterTimerHook: data time and iteration time in the log buffer."""
 
-from mmpar.runner import IterTimerHook
+from mmpar.runner import IterTimerHook, LogBuffer
 from mmpar.runner.hooks import iter_timer
 
 
@@ -41,3 +41,24 @@ def test_iter_timer_logs_time_and_data_time(make_runner, make_loader, toy_model,
     # data_time: waiting for the batch; time: the whole iteration (batch + step), per epoch too.
     assert runner.log_buffer.val_history["data_time"] == [2.0] * 6
     assert runner.log_buffer.val_history["time"] == [7.0] * 6
+
+
+class CountingBuffer(LogBuffer):
+    """A subclass overriding ``update``: every value must pass through it."""
+
+    def __init__(self):
+        super().__init__()
+        self.keys = []
+
+    def update(self, vars, count=1):
+        self.keys.extend(vars)
+        super().update(vars, count)
+
+
+def test_iter_timer_calls_update_of_a_log_buffer_subclass(make_runner, make_loader):
+    runner = make_runner(max_epochs=1)
+    runner.log_buffer = CountingBuffer()
+    runner.register_hook(IterTimerHook(), "LOW")
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    assert runner.log_buffer.keys == ["data_time", "loss", "time"] * 2
+    assert list(runner.log_buffer.val_history) == ["data_time", "loss", "time"]

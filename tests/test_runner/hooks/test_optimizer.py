@@ -54,6 +54,48 @@ def test_grad_clip_clips_and_logs_grad_norm(make_runner, make_loader, toy_model)
         OptimizerHook(grad_clip=35)
 
 
+class ScaledBackward(OptimizerHook):
+    """Changes only ``_backward``: the hook's one body must call it."""
+
+    def __init__(self):
+        super().__init__()
+        self.losses = 0
+
+    def _backward(self, runner, loss):
+        self.losses += 1
+        (loss * 2).backward()
+
+
+def test_optimizer_hook_subclass_backward_runs(make_runner, make_loader):
+    hook = ScaledBackward()
+    runner = make_runner(max_epochs=1)
+    runner.register_optimizer_hook(hook)
+    runner.run([make_loader(8, 4)], [("train", 1)])
+    assert hook.losses == 2
+
+
+def test_optimizer_hook_names_a_loss_that_is_no_tensor(make_runner, make_loader, toy_model):
+    class FloatLoss(type(toy_model)):
+        def train_step(self, data_batch, optimizer, **kwargs):
+            return {"loss": 1.0, "log_vars": {}, "num_samples": 4}
+
+    runner = make_runner(model=FloatLoss(), max_epochs=1)
+    runner.register_optimizer_hook(OptimizerHook())
+    with pytest.raises(TypeError, match=r'outputs\["loss"\] must be a tensor.*float'):
+        runner.run([make_loader(8, 4)], [("train", 1)])
+
+
+def test_a_no_grad_tensor_loss_fails_in_backward(make_runner, make_loader, toy_model):
+    class Detached(type(toy_model)):
+        def train_step(self, data_batch, optimizer, **kwargs):
+            return {"loss": torch.tensor(1.0), "log_vars": {}, "num_samples": 4}
+
+    runner = make_runner(model=Detached(), max_epochs=1)
+    runner.register_optimizer_hook(OptimizerHook())
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        runner.run([make_loader(8, 4)], [("train", 1)])
+
+
 class TwoPart(nn.Module):
     def __init__(self):
         super().__init__()

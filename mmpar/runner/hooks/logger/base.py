@@ -236,8 +236,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
 
     def before_train_iter(self, runner: Any) -> None:
         """Drop buffered val values when training resumes without an epoch boundary."""
-        if self._last_mode != "train":  # (tested inline: it runs every iteration)
-            self._switch_mode(runner, "train")
+        self._switch_mode(runner, "train")
 
     def before_val_iter(self, runner: Any) -> None:
         """Drop buffered train values when validation starts without an epoch boundary."""
@@ -253,8 +252,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
     def after_train_iter(self, runner: Any) -> None:
         """Log the train record every ``interval`` iterations, then any pending val record."""
         buf = runner.log_buffer
-        if buf.ready:  # (tested inline: it runs every iteration)
-            self._take_pending_val(runner)
+        self._take_pending_val(runner)
         average = self.record_due(runner)
         if not (average or buf.ready or self._pending_val is not None):
             return  # most iterations: nothing to log
@@ -296,8 +294,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         Hooks that run before the loggers use it to compute a costly value (one that syncs
         with the GPU) only when it will be logged.
         """
-        # Cheapest test first: this runs every iteration, and ``end_of_epoch`` measures the
-        # loader's length.
+        # ``end_of_epoch`` measures the loader's length: asked only when needed.
         if self.by_epoch:
             reached = self.every_n_inner_iters(runner, self.interval)
         else:

@@ -1,9 +1,10 @@
-"""LoggerHook: which log-buffer values are loggable tags, per optimizer LR and momentum."""
+"""LoggerHook: loggable tags, per optimizer LR and momentum; when a record is due."""
 
 import pytest
 import torch
 from helpers.logger_runner import FakeRunner
 
+from mmpar.runner import Hook, TextLoggerHook
 from mmpar.runner.hooks.logger.base import LoggerHook
 
 torch.set_num_threads(1)
@@ -41,3 +42,42 @@ def test_loggable_tags_and_lr_dicts(tmp_path):
     runner.mode = "test"
     with pytest.raises(ValueError, match="'test'"):
         hook.get_mode(runner)
+
+
+class EverySecond(TextLoggerHook):
+    """Overrides a helper ``record_due`` uses: the override decides when to log."""
+
+    def every_n_inner_iters(self, runner, n):
+        return runner.inner_iter % 2 == 1
+
+
+def _logged_iters(hook, runner, loader):
+    logged = []
+    hook.log = lambda runner: logged.append(runner.inner_iter)
+    runner.register_hook(hook, "VERY_LOW")
+    runner.run([loader], [("train", 1)])
+    return logged
+
+
+def test_logger_subclass_override_of_every_n_inner_iters_counts(make_runner, make_loader):
+    runner = make_runner(max_epochs=1)
+    assert _logged_iters(EverySecond(interval=50), runner, make_loader(20, 4)) == [1, 3]
+
+
+def test_logger_instance_override_of_record_due_counts(make_runner, make_loader):
+    hook = TextLoggerHook(interval=50)
+    hook.record_due = lambda runner: runner.inner_iter == 2
+    runner = make_runner(max_epochs=1)
+    assert _logged_iters(hook, runner, make_loader(20, 4)) == [2]
+
+
+def test_logger_interval_changed_mid_epoch_counts_at_once(make_runner, make_loader):
+    class Shorten(Hook):
+        def after_train_iter(self, runner):
+            if runner.inner_iter == 1:
+                logger.interval = 2
+
+    logger = TextLoggerHook(interval=50)
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(Shorten(), "HIGHEST")
+    assert _logged_iters(logger, runner, make_loader(24, 4)) == [1, 3, 5]

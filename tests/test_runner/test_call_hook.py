@@ -1,12 +1,8 @@
-"""call_hook skips Hook's empty stage methods without changing who is called (hook_stages.py)."""
-
-import copy
-import pickle
+"""call_hook is mmcv's loop over the live hook list: every hook, in order, at every stage."""
 
 import pytest
 
 from mmpar.runner import Hook
-from mmpar.runner.hook_stages import HookList, calls_stage
 
 
 class Log(Hook):
@@ -48,18 +44,6 @@ def test_a_hook_overriding_only_before_iter_is_called_at_train_and_val_iters(
     assert calls == [("a", "before_iter", "train")] * 2 + [("a", "before_iter", "val")] * 2
 
 
-def test_stage_table_skips_only_the_base_no_ops():
-    calls = []
-    iter_only, train_only = IterOnly("a", calls), TrainIterOnly("b", calls)
-    assert calls_stage(iter_only, "before_train_iter") and calls_stage(iter_only, "before_val_iter")
-    assert not calls_stage(iter_only, "after_train_iter")
-    assert not calls_stage(iter_only, "before_run")
-    assert calls_stage(train_only, "after_train_iter")
-    assert not calls_stage(train_only, "after_val_iter")
-    assert calls_stage(Hook(), "a_custom_stage")  # unknown stages: called, as mmcv does
-    assert calls_stage(object(), "before_run")  # not a Hook: called (and fails as in mmcv)
-
-
 def test_overridden_get_triggered_stages_does_not_hide_a_stage(make_runner, make_loader):
     calls = []
     runner = make_runner(max_epochs=1)
@@ -77,7 +61,7 @@ def test_a_method_assigned_on_the_instance_is_called(make_runner, make_loader):
 
     class Assigner(Log):
         def after_train_iter(self, runner):
-            if runner.iter == 0:  # after the table was built and used
+            if runner.iter == 0:  # after the stage was called once
                 during.after_train_iter = lambda r: calls.append(("during", r.iter))
 
     runner = make_runner(max_epochs=1)
@@ -85,10 +69,12 @@ def test_a_method_assigned_on_the_instance_is_called(make_runner, make_loader):
     runner.register_hook(before)
     runner.register_hook(during)
     _run(runner, make_loader, (("train", 1), ("val", 1)))
-    assert calls == [("before", 0), ("before", 1), ("during", 1)] + [("generic", "val")] * 2
+    # As in mmcv's loop: "during" gets its new method in the stage where it was assigned.
+    train = [("before", 0), ("during", 0), ("before", 1), ("during", 1)]
+    assert calls == train + [("generic", "val")] * 2
 
 
-def test_a_hook_registered_after_the_table_was_built_is_called(make_runner, make_loader):
+def test_a_hook_registered_during_the_run_is_called(make_runner, make_loader):
     calls = []
     late = TrainIterOnly("late", calls)
 
@@ -156,30 +142,6 @@ def test_a_plain_list_assigned_to_the_runner_is_called_in_full(make_runner, make
     assert calls == [("a", "before_iter", "train")] * 2
 
 
-def test_hook_list_versions_change_with_every_mutation():
-    hooks = HookList([Hook()])
-    seen = {hooks.version}
-    for change in (
-        lambda h: h.append(Hook()),
-        lambda h: h.insert(0, Hook()),
-        lambda h: h.__setitem__(0, Hook()),
-        lambda h: h.__delitem__(0),
-        lambda h: h.extend([Hook()]),
-        lambda h: h.pop(),
-        lambda h: h.reverse(),
-        lambda h: h.sort(key=id),
-        lambda h: h.__iadd__([Hook()]),
-        lambda h: h.remove(h[0]),
-        lambda h: h.clear(),
-    ):
-        change(hooks)
-        assert hooks.version not in seen
-        seen.add(hooks.version)
-    assert HookList().version not in seen
-    # Copies are plain lists: they never share a version with the runner's list.
-    assert type(copy.deepcopy(hooks)) is list and type(pickle.loads(pickle.dumps(hooks))) is list
-
-
 class Generic(Log):
     """Overrides only the generic ``after_iter``: called for after_train_iter too."""
 
@@ -226,8 +188,8 @@ CHANGES = {
 @pytest.mark.parametrize("change", sorted(CHANGES))
 def test_a_change_during_a_stage_goes_on_as_mmcvs_loop_over_the_live_list(make_runner, change):
     def build(calls):
-        # Skipped hooks (plain Log) between called ones, so list indices and call positions
-        # differ; "g" is called through its generic method.
+        # Hooks with only Hook's empty methods (plain Log) between the others; "g" is called
+        # through its generic method.
         return [
             TrainIterOnly("a", calls),
             Log("skip1", calls),
@@ -258,8 +220,56 @@ def test_a_stage_method_assigned_on_a_hook_called_through_its_generic_one_wins(m
     generic = Generic("g", calls)
     runner = make_runner(max_epochs=1)
     runner.register_hook(generic)
-    runner.call_hook("after_train_iter")  # builds the table: g's after_iter is called directly
+    runner.call_hook("after_train_iter")  # Hook's after_train_iter forwards to g's after_iter
     generic.after_train_iter = lambda r: calls.append(("g", "own after_train_iter"))
     runner.call_hook("after_train_iter")
     runner.call_hook("after_val_iter")  # Hook's after_val_iter still forwards to after_iter
     assert calls == [("g", "after_iter"), ("g", "own after_train_iter"), ("g", "after_iter")]
+
+
+class ReturnsTrue(Log):
+    def after_train_iter(self, runner):
+        self.calls.append(self.name)
+        return True  # a truthy result must not end the stage
+
+
+def test_every_hook_of_a_stage_runs_in_order_whatever_they_return(make_runner, make_loader):
+    calls = []
+    runner = make_runner(max_epochs=1)
+    for name in "abc":
+        runner.register_hook(ReturnsTrue(name, calls))
+    _run(runner, make_loader)
+    assert calls == list("abcabc")
+
+
+class Raises(Log):
+    def before_train_iter(self, runner):
+        self.calls.append(self.name)
+        raise KeyError("from a hook")
+
+
+class Records(Log):
+    def before_train_iter(self, runner):
+        self.calls.append(self.name)
+
+
+def test_a_hook_error_ends_the_stage_and_propagates(make_runner, make_loader):
+    calls = []
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(Raises("raises", calls), "HIGH")
+    runner.register_hook(Records("after", calls), "LOW")
+    with pytest.raises(KeyError, match="from a hook"):
+        _run(runner, make_loader)
+    assert calls == ["raises"]
+
+
+def test_a_custom_stage_is_called_on_every_hook(make_runner):
+    calls = []
+    hook = Log("a", calls)
+    hook.my_stage = lambda runner: calls.append(("a", "my_stage"))
+    runner = make_runner(max_epochs=1)
+    runner.register_hook(hook)
+    runner.call_hook("my_stage")
+    assert calls == [("a", "my_stage")]
+    with pytest.raises(AttributeError, match="other_stage"):
+        runner.call_hook("other_stage")  # a stage no hook has fails, as in mmcv
