@@ -26,7 +26,10 @@ which is skipped here). The figure per framework is the median over epochs of
 before it. Frameworks take turns, round after round. Run::
 
     PYTHONPATH=. .venv/bin/python benchmarks/runner_overhead.py [--rounds 3] [--epochs 6]
-        [--steps tiny resnet18] [--mmcv-dir /work/src/mmcv-1.7.2] [--deps-dir /work/benchdeps]
+        [--steps tiny resnet18] [--frameworks mmpar ...] [--preemption]
+        [--mmcv-dir /work/src/mmcv-1.7.2] [--deps-dir /work/benchdeps]
+
+``--preemption`` registers a PreemptionHook in mmpar's runner, as ``tools/train.py`` does.
 
 The other frameworks are not dependencies of mmpar; they are looked for in ``--deps-dir``
 (default ``$MMPAR_BENCH_DEPS``), appended to ``sys.path`` so this venv's torch is used:
@@ -88,7 +91,7 @@ class Classifier(nn.Module):
         return {"loss": loss, "log_vars": {"loss": loss.item()}, "num_samples": len(x)}
 
 
-def make_setup(step: str) -> tuple[Classifier, torch.optim.Optimizer, DataLoader]:
+def make_setup(step: str = "tiny") -> tuple[Classifier, torch.optim.Optimizer, DataLoader]:
     """The same model, optimizer and data for every loop."""
     iters, batch, shape = STEPS[step]
     torch.manual_seed(0)
@@ -149,12 +152,16 @@ def _median_step(stamps: list[float]) -> float:
 
 
 # ------------------------------------------------------------------------------ frameworks
+PREEMPTION = False  # --preemption: mmpar's runner also has a PreemptionHook (tools/train.py's)
+
+
 def run_mmpar(step: str, epochs: int, work_dir: Path, timer: Timer) -> nn.Module:
     from mmpar.parallel import MMDataParallel
-    from mmpar.runner import EpochBasedRunner, Hook
+    from mmpar.runner import EpochBasedRunner, Hook, PreemptionHook
 
     stamp = _mmcv_style_stamp(Hook, timer)
-    return _run_mmcv_style(EpochBasedRunner, MMDataParallel, stamp, step, epochs, work_dir)
+    extra = [PreemptionHook()] if PREEMPTION else []
+    return _run_mmcv_style(EpochBasedRunner, MMDataParallel, stamp, step, epochs, work_dir, extra)
 
 
 def run_mmcv(step: str, epochs: int, work_dir: Path, timer: Timer) -> nn.Module:
@@ -182,7 +189,13 @@ def _mmcv_style_stamp(hook_cls: type, timer: Timer) -> Any:
 
 
 def _run_mmcv_style(
-    runner_cls: Any, wrapper: Any, stamp: Any, step: str, epochs: int, work_dir: Path
+    runner_cls: Any,
+    wrapper: Any,
+    stamp: Any,
+    step: str,
+    epochs: int,
+    work_dir: Path,
+    extra_hooks: tuple | list = (),
 ) -> nn.Module:
     model, optimizer, loader = make_setup(step)
     logger = logging.getLogger("runner_overhead")
@@ -201,6 +214,8 @@ def _run_mmcv_style(
         log_config=dict(interval=50, hooks=[dict(type="TextLoggerHook")]),
     )
     runner.register_hook(stamp, priority="HIGHEST")
+    for hook in extra_hooks:
+        runner.register_hook(hook, priority="LOWEST")
     runner.run([loader], [("train", 1)])
     return model
 
@@ -349,7 +364,15 @@ def main() -> None:
     parser.add_argument("--steps", nargs="+", choices=sorted(STEPS), default=["tiny", "resnet18"])
     parser.add_argument("--mmcv-dir", default=os.environ.get("MMPAR_BENCH_MMCV"))
     parser.add_argument("--deps-dir", default=os.environ.get("MMPAR_BENCH_DEPS"))
+    parser.add_argument(
+        "--preemption", action="store_true", help="mmpar's runner also gets a PreemptionHook"
+    )
+    parser.add_argument(
+        "--frameworks", nargs="+", choices=sorted(FRAMEWORKS), default=sorted(FRAMEWORKS)
+    )
     args = parser.parse_args()
+    global PREEMPTION
+    PREEMPTION = args.preemption
     if args.mmcv_dir:
         sys.path.insert(0, args.mmcv_dir)
     if args.deps_dir:
@@ -357,7 +380,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
     names = []
-    for name in FRAMEWORKS:
+    for name in [n for n in FRAMEWORKS if n in args.frameworks]:
         why = available(name)
         if why is None:
             names.append(name)
