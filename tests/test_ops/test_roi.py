@@ -6,7 +6,7 @@ import warnings
 import pytest
 import torch
 
-from mmpar.ops import RoIAlign, RoIPool, roi_align, roi_pool
+from mmpar.ops import RoIAlign, RoIPool, SimpleRoIAlign, roi_align, roi_pool
 
 
 def _bilinear(img, y, x):
@@ -133,7 +133,9 @@ def test_roi_align_max_mode_floor_and_gradient():
     assert torch.autograd.gradcheck(lambda f: roi_align(f, box, 2, 0.5, 2, "max"), (small,))
 
 
-@pytest.mark.parametrize("op", [roi_align, roi_pool, RoIAlign(2), RoIPool(2)])
+@pytest.mark.parametrize(
+    "op", [roi_align, roi_pool, RoIAlign(2), RoIPool(2), SimpleRoIAlign(2, 0.5)]
+)
 @pytest.mark.parametrize("index", [2, -1, float("nan")])
 def test_roi_ops_reject_batch_indices_out_of_range(op, index):
     feat, rois = _inputs()
