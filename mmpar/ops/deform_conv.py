@@ -53,14 +53,7 @@ def deform_conv2d(
     """
     assert not bias, "deform_conv2d has no bias (as in mmcv); add one after it"
     _check_groups(input, offset, weight, groups, deform_groups)
-    offset = mmcv_offset_gradient(
-        offset.type_as(input),
-        (input.size(2), input.size(3)),
-        (weight.size(2), weight.size(3)),
-        _pair(stride),
-        _pair(padding),
-        _pair(dilation),
-    )
+    offset = mmcv_offset_gradient(offset.type_as(input), input, weight, stride, padding, dilation)
     return torchvision.ops.deform_conv2d(
         input,
         offset,
@@ -93,18 +86,18 @@ class _OffsetGradInside(torch.autograd.Function):
 
 def mmcv_offset_gradient(
     offset: Tensor,
-    input_hw: tuple[int, int],
-    kernel_hw: tuple[int, int],
-    stride: tuple[int, int],
-    padding: tuple[int, int],
-    dilation: tuple[int, int],
+    input: Tensor,  # noqa: A002 (mmcv's argument name)
+    weight: Tensor,
+    stride: IntPair,
+    padding: IntPair,
+    dilation: IntPair,
 ) -> Tensor:
     """``offset`` unchanged, with mmcv's offset gradient when it is differentiated.
 
     Args:
         offset: ``(N, deform_groups * 2 * kh * kw, H_out, W_out)``, ``y, x`` per tap.
-        input_hw: Height and width of the (padded-by-the-kernel) input, ``H, W``.
-        kernel_hw: ``kh, kw``.
+        input: The convolution's input ``(N, C, H, W)`` (its size only).
+        weight: The convolution's weight ``(C_out, C_in // groups, kh, kw)`` (its size only).
         stride: As for the convolution.
         padding: As for the convolution.
         dilation: As for the convolution.
@@ -112,7 +105,8 @@ def mmcv_offset_gradient(
     if not (torch.is_grad_enabled() and offset.requires_grad):
         return offset
     n, channels, h_out, w_out = offset.shape
-    kh, kw = kernel_hw
+    kh, kw = weight.shape[2:]
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
     taps = offset.detach().view(n, -1, kh, kw, 2, h_out, w_out)
     dev, dtype = offset.device, offset.dtype
     # Sampling point of tap (i, j) at output (ho, wo): ho * stride - pad + i * dilation + dy,
@@ -129,7 +123,7 @@ def mmcv_offset_gradient(
     ).to(dtype)  # (kw, w_out)
     y = base_y[:, None, :, None] + taps[:, :, :, :, 0]
     x = base_x[None, :, None, :] + taps[:, :, :, :, 1]
-    height, width = input_hw
+    height, width = input.shape[2:]
     inside = (y > -1) & (y < height) & (x > -1) & (x < width)
     inside = inside[:, :, :, :, None].expand(-1, -1, -1, -1, 2, -1, -1)
     return _OffsetGradInside.apply(offset, inside.reshape(n, channels, h_out, w_out).to(dtype))

@@ -61,14 +61,7 @@ def modulated_deform_conv2d(
     if input.dim() != 4:
         raise ValueError(f"Expected 4D tensor as input, got {input.dim()}D tensor instead.")
     _check_groups(input, offset, weight, groups, deform_groups)
-    offset = mmcv_offset_gradient(
-        offset.type_as(input),
-        (input.size(2), input.size(3)),
-        (weight.size(2), weight.size(3)),
-        _pair(stride),
-        _pair(padding),
-        _pair(dilation),
-    )
+    offset = mmcv_offset_gradient(offset.type_as(input), input, weight, stride, padding, dilation)
     return torchvision.ops.deform_conv2d(
         input,
         offset,
