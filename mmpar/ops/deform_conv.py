@@ -53,15 +53,80 @@ def deform_conv2d(
     """
     assert not bias, "deform_conv2d has no bias (as in mmcv); add one after it"
     _check_groups(input, offset, weight, groups, deform_groups)
+    offset = mmcv_offset_gradient(offset.type_as(input), input, weight, stride, padding, dilation)
     return torchvision.ops.deform_conv2d(
         input,
-        offset.type_as(input),
+        offset,
         weight.type_as(input),
         None,
         _pair(stride),
         _pair(padding),
         _pair(dilation),
     )
+
+
+class _OffsetGradInside(torch.autograd.Function):
+    """Identity on the offsets whose backward zeroes the gradient of taps mmcv zeroes.
+
+    mmcv's offset gradient (``get_coordinate_weight``) is 0 for a tap whose sampling point
+    is not inside ``(-1, H) x (-1, W)``; torchvision's is a one-sided derivative for a point
+    at exactly -1 (in y or x). Forward values and the input/weight gradients are the same.
+    """
+
+    @staticmethod
+    def forward(ctx, offset: Tensor, inside: Tensor) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(inside)
+        return offset.view_as(offset)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        (inside,) = ctx.saved_tensors
+        return grad * inside, None
+
+
+def mmcv_offset_gradient(
+    offset: Tensor,
+    input: Tensor,  # noqa: A002 (mmcv's argument name)
+    weight: Tensor,
+    stride: IntPair,
+    padding: IntPair,
+    dilation: IntPair,
+) -> Tensor:
+    """``offset`` unchanged, with mmcv's offset gradient when it is differentiated.
+
+    Args:
+        offset: ``(N, deform_groups * 2 * kh * kw, H_out, W_out)``, ``y, x`` per tap.
+        input: The convolution's input ``(N, C, H, W)`` (its size only).
+        weight: The convolution's weight ``(C_out, C_in // groups, kh, kw)`` (its size only).
+        stride: As for the convolution.
+        padding: As for the convolution.
+        dilation: As for the convolution.
+    """
+    if not (torch.is_grad_enabled() and offset.requires_grad):
+        return offset
+    n, channels, h_out, w_out = offset.shape
+    kh, kw = weight.shape[2:]
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    taps = offset.detach().view(n, -1, kh, kw, 2, h_out, w_out)
+    dev, dtype = offset.device, offset.dtype
+    # Sampling point of tap (i, j) at output (ho, wo): ho * stride - pad + i * dilation + dy,
+    # the integer part summed first and converted, as the kernels do.
+    base_y = (
+        torch.arange(h_out, device=dev)[None, :] * stride[0]
+        - padding[0]
+        + torch.arange(kh, device=dev)[:, None] * dilation[0]
+    ).to(dtype)  # (kh, h_out)
+    base_x = (
+        torch.arange(w_out, device=dev)[None, :] * stride[1]
+        - padding[1]
+        + torch.arange(kw, device=dev)[:, None] * dilation[1]
+    ).to(dtype)  # (kw, w_out)
+    y = base_y[:, None, :, None] + taps[:, :, :, :, 0]
+    x = base_x[None, :, None, :] + taps[:, :, :, :, 1]
+    height, width = input.shape[2:]
+    inside = (y > -1) & (y < height) & (x > -1) & (x < width)
+    inside = inside[:, :, :, :, None].expand(-1, -1, -1, -1, 2, -1, -1)
+    return _OffsetGradInside.apply(offset, inside.reshape(n, channels, h_out, w_out).to(dtype))
 
 
 def _check_groups(

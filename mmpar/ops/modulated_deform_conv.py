@@ -18,7 +18,13 @@ from torch.nn.modules.utils import _pair
 from mmpar.cnn import CONV_LAYERS
 from mmpar.utils import deprecated_api_warning
 
-from .deform_conv import IntPair, _check_groups, _offset_conv, _set_conv_attributes
+from .deform_conv import (
+    IntPair,
+    _check_groups,
+    _offset_conv,
+    _set_conv_attributes,
+    mmcv_offset_gradient,
+)
 
 __all__ = ["ModulatedDeformConv2d", "ModulatedDeformConv2dPack", "modulated_deform_conv2d"]
 
@@ -55,9 +61,10 @@ def modulated_deform_conv2d(
     if input.dim() != 4:
         raise ValueError(f"Expected 4D tensor as input, got {input.dim()}D tensor instead.")
     _check_groups(input, offset, weight, groups, deform_groups)
+    offset = mmcv_offset_gradient(offset.type_as(input), input, weight, stride, padding, dilation)
     return torchvision.ops.deform_conv2d(
         input,
-        offset.type_as(input),
+        offset,
         weight.type_as(input),
         None if bias is None else bias.type_as(input),
         _pair(stride),

@@ -49,6 +49,19 @@ def _with_offset(boxes: Tensor, offset: int) -> Tensor:
     return boxes if offset == 0 else torch.cat([boxes[:, :2], boxes[:, 2:] + offset], dim=1)
 
 
+def _float32_threshold(iou_threshold: float) -> float:
+    """The threshold as mmcv's kernels compare with it: rounded to float32.
+
+    mmcv suppresses a box when ``float32(iou) > float32(thr)``. torchvision's CPU kernel
+    compares the float32 IoU with the threshold as a double, so for a threshold such as 0.6
+    (float32(0.6) > 0.6) an IoU equal to float32(0.6) counts as above it. Handing torchvision
+    the double value of float32(thr) makes its comparison the float32 one: a float32 IoU
+    promoted to double is exact, so ``iou > double(float32(thr))`` iff
+    ``iou > float32(thr)`` in float32 (its CUDA kernel converts to float32 anyway).
+    """
+    return float(np.float32(iou_threshold))
+
+
 def _output(dets: Tensor, inds: Tensor, is_numpy: bool) -> tuple[ArrayLike, ArrayLike]:
     if is_numpy:
         return dets.cpu().numpy(), inds.cpu().numpy()
@@ -69,7 +82,9 @@ def nms(
     Args:
         boxes: Boxes ``(N, 4)`` as ``x1, y1, x2, y2``.
         scores: Scores ``(N,)``.
-        iou_threshold: Overlap (IoU) above which the lower-scoring box is dropped.
+        iou_threshold: Overlap (IoU) above which the lower-scoring box is dropped: a box is
+            dropped when its float32 IoU is strictly greater than ``float32(iou_threshold)``,
+            as in mmcv's kernels.
         offset: 0, or 1 for the legacy convention where a box is ``x2 - x1 + 1`` wide.
         score_threshold: Boxes scoring at or below this are dropped first (when > 0).
         max_num: Keep at most this many boxes (all when <= 0).
@@ -86,7 +101,9 @@ def nms(
     if score_threshold > 0:
         candidates = torch.nonzero(scores > score_threshold, as_tuple=False).squeeze(1)
         boxes_in, scores_in = boxes[candidates], scores[candidates]
-    inds = torchvision.ops.nms(_with_offset(boxes_in, offset), scores_in, float(iou_threshold))
+    inds = torchvision.ops.nms(
+        _with_offset(boxes_in, offset), scores_in, _float32_threshold(iou_threshold)
+    )
     if max_num > 0:
         inds = inds[:max_num]
     if candidates is not None:
@@ -96,11 +113,139 @@ def nms(
 
 
 def _soft_nms_weights(ious: Tensor, method: str, iou_threshold: float, sigma: float) -> Tensor:
+    # mmcv's weights, compared and computed in the IoU's dtype (float32 in, as its kernel).
     if method == "naive":
         return (ious < iou_threshold).to(ious.dtype)
     if method == "linear":
         return torch.where(ious >= iou_threshold, 1 - ious, torch.ones_like(ious))
     return torch.exp(-(ious * ious) / sigma)
+
+
+def _pair_iou(boxes: Tensor, a: Tensor, b: Tensor, offset: int) -> Tensor:
+    """IoU of ``boxes[a]`` with ``boxes[b]`` with mmcv's float arithmetic and ``offset``."""
+    x1, y1, x2, y2 = boxes.unbind(1)
+    areas = (x2 - x1 + offset) * (y2 - y1 + offset)
+    w = (torch.minimum(x2[a], x2[b]) - torch.maximum(x1[a], x1[b]) + offset).clamp(min=0)
+    h = (torch.minimum(y2[a], y2[b]) - torch.maximum(y1[a], y1[b]) + offset).clamp(min=0)
+    inter = w * h
+    return inter / (areas[a] + areas[b] - inter)
+
+
+def _x_overlapping_pairs(boxes: Tensor, offset: int) -> tuple[Tensor, Tensor]:
+    """Each unordered pair of boxes whose x-extents may overlap, once (a sweep over sorted x1).
+
+    Pairs left out have no positive overlap width, hence IoU 0. The bound is generous for
+    ``offset=1`` (2 pixels) so that no rounding of ``x2 - x1 + 1`` can lose a pair.
+    """
+    n = boxes.size(0)
+    device = boxes.device
+    order = torch.argsort(boxes[:, 0], stable=True)
+    x1 = boxes[order, 0].contiguous()
+    # Sorted positions after i whose x1 is below box i's right edge.
+    end = torch.searchsorted(x1, (boxes[order, 2] + 2 * offset).contiguous(), side="left")
+    first = torch.arange(1, n + 1, device=device)
+    count = (end - first).clamp(min=0)
+    a = torch.repeat_interleave(torch.arange(n, device=device), count)
+    group_start = torch.repeat_interleave(torch.cumsum(count, 0) - count, count)
+    b = first[a] + torch.arange(a.numel(), device=device) - group_start
+    return order[a], order[b]
+
+
+def _soft_nms_edges(
+    boxes: Tensor, iou_threshold: float, sigma: float, method: str, offset: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The pairs of boxes that decay each other: ``(target, decayer, weight)``, weight != 1.
+
+    Weights are symmetric (so is the IoU, operand for operand), so each pair is listed in
+    both directions. Only pairs whose x-extents overlap are measured, unless a zero IoU
+    itself decays (``'naive'`` with a threshold <= 0), when every pair is.
+    """
+    n = boxes.size(0)
+    zero_decays = bool(_soft_nms_weights(boxes.new_zeros(1), method, iou_threshold, sigma)[0] != 1)
+    if zero_decays:
+        a, b = torch.triu_indices(n, n, 1, device=boxes.device)
+    else:
+        a, b = _x_overlapping_pairs(boxes, offset)
+    weight = _soft_nms_weights(_pair_iou(boxes, a, b, offset), method, iou_threshold, sigma)
+    decays = weight != 1
+    a, b, weight = a[decays], b[decays], weight[decays]
+    return torch.cat([a, b]), torch.cat([b, a]), torch.cat([weight, weight])
+
+
+def _soft_nms_keep(
+    boxes: Tensor,
+    scores: Tensor,
+    iou_threshold: float,
+    sigma: float,
+    min_score: float,
+    method: str,
+    offset: int,
+) -> tuple[Tensor, Tensor]:
+    """The greedy soft-NMS of mmcv, resolved many boxes at a time.
+
+    mmcv takes the highest remaining score, decays the other boxes by their overlap with it
+    and drops those under ``min_score``, one box per step. A box's score only changes when
+    an overlapping box (one whose weight on it is not exactly 1) is taken before it, and
+    scores only decrease; so every box that outscores all its remaining overlapping boxes
+    is taken next with the score it has now, whatever happens elsewhere. Each round takes
+    all of those at once, then applies their decays in the order mmcv would (highest score
+    first, one multiplication at a time, so the float32 products are mmcv's). The number of
+    rounds is the longest chain of overlapping boxes, not the number of boxes. Of equal
+    scores the lower index is taken first (mmcv's order depends on its swaps).
+
+    Returns:
+        ``(keep, kept_scores)``, in the order mmcv takes them (decreasing score).
+    """
+    n = boxes.size(0)
+    device = boxes.device
+    index = torch.arange(n, device=device)
+    if n == 0:
+        return index, scores[:0]
+    target, decayer, weight = _soft_nms_edges(boxes, iou_threshold, sigma, method, offset)
+    score = scores.clone()
+    # mmcv never checks the first box it takes against min_score; every other box is
+    # checked (and dropped if under) after the first step even when not decayed.
+    alive = score >= min_score
+    if n > 0:
+        alive[torch.argmax(score)] = True
+    taken = torch.zeros(n, dtype=torch.bool, device=device)
+    while True:
+        open_ = alive & ~taken
+        if not bool(open_.any()):
+            break
+        # Only pairs of boxes still open matter from now on.
+        live = open_[target] & open_[decayer]
+        target, decayer, weight = target[live], decayer[live], weight[live]
+        st, sd = score[target], score[decayer]
+        outscored = (sd > st) | ((sd == st) & (decayer < target))
+        blocked = torch.zeros(n, dtype=torch.bool, device=device)
+        blocked[target[outscored]] = True
+        new = open_ & ~blocked
+        taken |= new
+        # Decays from the boxes just taken onto their open neighbours, in taking order.
+        hit = new[decayer] & ~new[target]
+        t, d, w = target[hit], decayer[hit], weight[hit]
+        if t.numel() > 0:
+            order = torch.argsort(d, stable=True)
+            order = order[torch.argsort(-score[d[order]], stable=True)]
+            order = order[torch.argsort(t[order], stable=True)]
+            t, w = t[order], w[order]
+            # One row per decayed box: its score, then its weights in taking order, padded
+            # with exact 1s; a running product along the row multiplies one at a time.
+            targets, group, per_target = torch.unique_consecutive(
+                t, return_inverse=True, return_counts=True
+            )
+            group_start = torch.cumsum(per_target, 0) - per_target
+            rank = torch.arange(len(t), device=device) - group_start[group]
+            rows = score.new_ones(len(targets), int(per_target.max()) + 1)
+            rows[:, 0] = score[targets]
+            rows[group, rank + 1] = w
+            score[targets] = torch.cumprod(rows, 1)[:, -1]
+        alive &= ~(open_ & ~new & (score < min_score))
+    keep = index[taken]
+    # mmcv's taking order: its scores never increase from one step to the next.
+    keep = keep[torch.argsort(-score[keep], stable=True)]
+    return keep, score[keep]
 
 
 @deprecated_api_warning({"iou_thr": "iou_threshold"})
@@ -115,10 +260,12 @@ def soft_nms(
 ) -> tuple[ArrayLike, ArrayLike]:
     """Soft-NMS (Bodla et al., 2017): decay the scores of overlapping boxes instead of dropping.
 
-    Repeatedly takes the highest-scoring remaining box, then multiplies each other remaining
-    box's score by a weight of its IoU with it, and drops boxes whose score falls below
-    ``min_score``. torchvision has no soft-NMS; this is vectorised PyTorch (one step per kept
-    box). Of boxes with equal scores the earlier input index is taken first.
+    mmcv's algorithm: repeatedly take the highest-scoring remaining box, multiply each other
+    remaining box's score by a weight of its IoU with it, and drop boxes whose score falls
+    below ``min_score`` (the first box taken is kept whatever its score). torchvision has no
+    soft-NMS; this is vectorised PyTorch that takes many boxes per step (see
+    ``_soft_nms_keep``), on the input's device. Of boxes with equal scores the earlier input
+    index is taken first.
 
     Args:
         boxes: Boxes ``(N, 4)`` as ``x1, y1, x2, y2``.
@@ -132,34 +279,25 @@ def soft_nms(
 
     Returns:
         ``(dets, keep)`` as :func:`nms` returns, with the decayed scores in ``dets``.
+
+    Raises:
+        AssertionError: As mmcv, for boxes not ``(N, 4)``, a length mismatch, an offset other
+            than 0 or 1, or an unknown method.
     """
     boxes, scores, is_numpy = _as_tensors(boxes, scores)
     _check(boxes, scores, offset)
     assert method in _SOFT_NMS_METHODS, f"method must be one of {_SOFT_NMS_METHODS}, got {method}"
-    measured = _with_offset(boxes, offset)
-    remaining = torch.arange(boxes.size(0), device=boxes.device)
-    current = scores.clone()
-    keep, kept_scores = [], []
-    while remaining.numel() > 0:
-        best = int(torch.argmax(current))
-        keep.append(remaining[best])
-        kept_scores.append(current[best])
-        others = torch.ones_like(remaining, dtype=torch.bool)
-        others[best] = False
-        remaining, current = remaining[others], current[others]
-        if remaining.numel() == 0:
-            break
-        ious = torchvision.ops.box_iou(measured[keep[-1]].unsqueeze(0), measured[remaining])[0]
-        current = current * _soft_nms_weights(ious, method, iou_threshold, sigma)
-        alive = current >= min_score
-        remaining, current = remaining[alive], current[alive]
-    if keep:
-        inds = torch.stack(keep)
-        dets = torch.cat([boxes[inds], torch.stack(kept_scores).reshape(-1, 1).to(boxes)], 1)
-    else:
-        inds = torch.zeros(0, dtype=torch.long, device=boxes.device)
-        dets = boxes.new_zeros((0, 5))
-    return _output(dets, inds, is_numpy)
+    keep, kept_scores = _soft_nms_keep(
+        boxes,
+        scores.to(boxes.dtype),
+        _float32_threshold(iou_threshold),
+        _float32_threshold(sigma),
+        _float32_threshold(min_score),
+        method,
+        offset,
+    )
+    dets = torch.cat([boxes[keep], kept_scores.reshape(-1, 1)], 1)
+    return _output(dets, keep, is_numpy)
 
 
 def nms_match(dets: ArrayLike, iou_threshold: float) -> list[ArrayLike]:
@@ -231,11 +369,16 @@ def batched_nms(
 
     cfg = dict(nms_cfg)
     class_agnostic = cfg.pop("class_agnostic", class_agnostic)
+    if boxes.size(0) == 0:
+        # mmcv's own call fails here (``boxes.max()`` of nothing); mmdet guards it. Nothing
+        # in, nothing out, in the shapes and dtypes of a non-empty result.
+        return boxes.new_zeros((0, boxes.size(-1) + 1)), idxs.new_zeros(0, dtype=torch.long)
     plain = cfg.get("type", "nms") == "nms" and "iou_threshold" in cfg and set(cfg) <= _PLAIN_KEYS
     if plain and boxes.size(-1) == 4:
-        # Plain NMS per class: torchvision picks the faster of one offset NMS and a loop over
-        # classes (mmcv's two paths); the kept boxes and their order are the same.
-        iou = float(cfg["iou_threshold"])
+        # Plain NMS per class: torchvision moves classes apart as mmcv does up to 1000 boxes
+        # and loops over classes above (3x faster than mmcv's one NMS at 3000 boxes; the IoUs
+        # of unshifted boxes may differ from mmcv's shifted ones in the last bit).
+        iou = _float32_threshold(cfg["iou_threshold"])
         if class_agnostic:
             keep = torchvision.ops.nms(boxes, scores, iou)
         else:

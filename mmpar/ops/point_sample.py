@@ -15,6 +15,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.modules.utils import _pair
 
+from ._roi_checks import check_rois
+
 __all__ = [
     "SimpleRoIAlign",
     "abs_img_point_to_rel_img_point",
@@ -252,7 +254,13 @@ class SimpleRoIAlign(nn.Module):
 
         Returns:
             RoI features, shape (R, C, out_h, out_w), in the order of ``rois``.
+
+        Raises:
+            AssertionError: ``rois`` is not ``(R, 5)``.
+            IndexError: A batch index is outside ``[0, N)`` (mmcv drops such RoIs silently,
+                leaving zeros).
         """
+        check_rois("SimpleRoIAlign", rois, features.size(0))
         num_rois = rois.size(0)
         channels = features.size(1)
         rel_roi_points = generate_grid(num_rois, self.output_size, device=rois.device)

@@ -1,4 +1,4 @@
-"""mmcv 1.x's ``mmcv.ops.psa_mask``: the point-wise attention mask of PSANet, as an index copy.
+"""mmcv 1.x's ``mmcv.ops.psa_mask``: the point-wise attention mask of PSANet, as one copy.
 
 For every feature position (h, w), the ``mask_size`` window of input channels centred there is
 copied to the positions of the feature map it covers; the rest of the (H*W)-long attention
@@ -7,8 +7,6 @@ vector is zero. ``'collect'`` writes position p's weight for (h, w) to output ch
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 import torch
 from torch import Tensor, nn
@@ -19,29 +17,54 @@ __all__ = ["PSAMask", "psa_mask"]
 _PSA_TYPES = {"collect": 0, "distribute": 1}
 
 
-@lru_cache(maxsize=32)
-def _copy_indices(
-    h_feature: int, w_feature: int, h_mask: int, w_mask: int, distribute: bool
-) -> tuple[Tensor, Tensor]:
-    """Flat (source, destination) indices within one sample (computed once per shape)."""
-    half_h, half_w = (h_mask - 1) // 2, (w_mask - 1) // 2
-    num_pos = h_feature * w_feature
-    mh, mw, h, w = torch.meshgrid(
-        torch.arange(h_mask),
-        torch.arange(w_mask),
-        torch.arange(h_feature),
-        torch.arange(w_feature),
-        indexing="ij",
-    )
-    # The feature position that mask cell (mh, mw) of the window centred at (h, w) covers.
-    th = mh + h - half_h
-    tw = mw + w - half_w
-    valid = (th >= 0) & (th < h_feature) & (tw >= 0) & (tw < w_feature)
-    pos = (h * w_feature + w)[valid]
-    target = (th * w_feature + tw)[valid]
-    source = (mh * w_mask + mw)[valid] * num_pos + pos
-    dest = pos * num_pos + target if distribute else target * num_pos + pos
-    return source, dest
+def _diagonal_view(buffer: Tensor, distribute: bool, mask_hw: tuple[int, int]) -> Tensor:
+    """The cells of ``buffer`` that mask cell (mh, mw) of position (h, w) lands on.
+
+    ``buffer`` is the output padded by the mask's reach: ``(N, H + mh - 1, W + mw - 1, H, W)``
+    for collect (target position first), ``(N, H, W, H + mh - 1, W + mw - 1)`` for
+    distribute. Cell (mh, mw) of the window at (h, w) covers padded target (h + mh, w + mw),
+    so the view ``(N, mh, mw, H, W)`` is a strided diagonal of it: no index tensors.
+    """
+    s = buffer.stride()
+    n, h, w = buffer.size(0), buffer.size(-2), buffer.size(-1)
+    if distribute:
+        h, w = buffer.size(1), buffer.size(2)
+        strides = (s[0], s[3], s[4], s[1] + s[3], s[2] + s[4])
+    else:
+        strides = (s[0], s[1], s[2], s[1] + s[3], s[2] + s[4])
+    return buffer.as_strided((n, *mask_hw, h, w), strides)
+
+
+def _padded_shape(n: int, h: int, w: int, mask_hw: tuple[int, int], distribute: bool) -> tuple:
+    padded = (h + mask_hw[0] - 1, w + mask_hw[1] - 1)
+    return (n, h, w, *padded) if distribute else (n, *padded, h, w)
+
+
+def _unpad(buffer: Tensor, h: int, w: int, mask_hw: tuple[int, int], distribute: bool) -> Tensor:
+    top, left = (mask_hw[0] - 1) // 2, (mask_hw[1] - 1) // 2
+    if distribute:
+        return buffer[:, :, :, top : top + h, left : left + w]
+    return buffer[:, top : top + h, left : left + w]
+
+
+class _PSAMaskFunction(torch.autograd.Function):
+    """Both directions are one copy between the input and the diagonal view of the output."""
+
+    @staticmethod
+    def forward(ctx, input: Tensor, mask_hw: tuple[int, int], distribute: bool) -> Tensor:  # type: ignore[override]  # noqa: A002, E501
+        n, _, h, w = input.shape
+        ctx.shape = (n, h, w, mask_hw, distribute)
+        buffer = input.new_zeros(_padded_shape(n, h, w, mask_hw, distribute))
+        _diagonal_view(buffer, distribute, mask_hw).copy_(input.view(n, *mask_hw, h, w))
+        return _unpad(buffer, h, w, mask_hw, distribute).reshape(n, h * w, h, w)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor, None, None]:  # type: ignore[override]
+        n, h, w, mask_hw, distribute = ctx.shape
+        buffer = grad.new_zeros(_padded_shape(n, h, w, mask_hw, distribute))
+        _unpad(buffer, h, w, mask_hw, distribute).copy_(grad.reshape(n, h, w, h, w))
+        view = _diagonal_view(buffer, distribute, mask_hw)
+        return view.reshape(n, mask_hw[0] * mask_hw[1], h, w), None, None
 
 
 def psa_mask(input: Tensor, psa_type: int | str, mask_size: int | tuple) -> Tensor:
@@ -62,12 +85,7 @@ def psa_mask(input: Tensor, psa_type: int | str, mask_size: int | tuple) -> Tens
     assert channels == h_mask * w_mask, (
         f"input has {channels} channels, mask_size {(h_mask, w_mask)} needs {h_mask * w_mask}"
     )
-    source, dest = _copy_indices(h_feature, w_feature, h_mask, w_mask, psa_type == 1)
-    source, dest = source.to(input.device), dest.to(input.device)
-    num_pos = h_feature * w_feature
-    output = input.new_zeros(n, num_pos * num_pos)
-    output[:, dest] = input.reshape(n, -1)[:, source]
-    return output.view(n, num_pos, h_feature, w_feature)
+    return _PSAMaskFunction.apply(input.contiguous(), (h_mask, w_mask), psa_type == 1)
 
 
 class PSAMask(nn.Module):

@@ -1,4 +1,8 @@
-"""RoIAlign with mmcv's signature, on torchvision's kernel (the same Detectron algorithm)."""
+"""RoIAlign with mmcv's signature: average mode on torchvision's kernel, max mode as mmcv's.
+
+``'avg'`` runs torchvision's kernel (the same Detectron algorithm); ``'max'``, which
+torchvision lacks, follows mmcv's CPU kernel (``_roi_align_max``).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,10 @@ from torch.nn.modules.utils import _pair
 
 from mmpar.utils import deprecated_api_warning
 
-from ._unsupported import unsupported_error
+from ._roi_align_max import roi_align_max
+from ._roi_checks import check_rois
 
 __all__ = ["RoIAlign", "roi_align"]
-
-_MAX_MODE_INSTEAD = (
-    "pool_mode='avg' (torchvision's kernel, what mmdet and mmaction configs use), or "
-    "torchvision.ops.roi_pool for max pooling over whole pixels"
-)
 
 
 def roi_align(
@@ -35,17 +35,25 @@ def roi_align(
         output_size: ``(h, w)`` of each output map (an int for square).
         spatial_scale: Factor from box coordinates to feature-map coordinates (1 / stride).
         sampling_ratio: Samples per bin along each axis; 0 picks ``ceil(bin size)`` per box.
-        pool_mode: ``'avg'``. mmcv's ``'max'`` (its CUDA kernel only) is not provided.
+        pool_mode: ``'avg'`` (mean of the samples of a bin) or ``'max'`` (their maximum,
+            -10000 for a bin whose samples are all below that, as mmcv).
         aligned: Shift boxes by -0.5 pixel so samples sit on pixel centres (True), or mmcv's
             legacy alignment (False, boxes at least one pixel wide).
 
     Returns:
         ``(K, C, h, w)`` pooled features.
+
+    Raises:
+        AssertionError: ``pool_mode`` is not ``'avg'`` or ``'max'``, or ``rois`` is not
+            ``(K, 5)`` (as mmcv).
+        IndexError: A batch index (``rois[:, 0]``) is outside ``[0, N)``.
     """
     assert pool_mode in ("max", "avg"), f"pool_mode must be 'avg' or 'max', got {pool_mode!r}"
+    check_rois("roi_align", rois, input.size(0))
     if pool_mode == "max":
-        raise unsupported_error("roi_align with pool_mode='max'", _MAX_MODE_INSTEAD)
-    assert rois.size(1) == 5, "RoI must be (idx, x1, y1, x2, y2)"
+        return roi_align_max(
+            input, rois, _pair(output_size), float(spatial_scale), int(sampling_ratio), aligned
+        )
     return torchvision.ops.roi_align(
         input, rois, _pair(output_size), float(spatial_scale), int(sampling_ratio), aligned
     )
@@ -58,7 +66,7 @@ class RoIAlign(nn.Module):
         output_size: ``(h, w)`` of each output map (an int for square).
         spatial_scale: Factor from box coordinates to feature-map coordinates.
         sampling_ratio: Samples per bin along each axis; 0 for adaptive.
-        pool_mode: ``'avg'`` (``'max'`` raises when called, see :func:`roi_align`).
+        pool_mode: ``'avg'`` or ``'max'`` (see :func:`roi_align`).
         aligned: Half-pixel-aligned sampling (True) or mmcv's legacy one (False).
         use_torchvision: Accepted for compatibility; both settings run torchvision's kernel.
     """
@@ -95,6 +103,7 @@ class RoIAlign(nn.Module):
         """
         if self.pool_mode == "avg":
             # The hot path of every two-stage detector: straight to the kernel.
+            check_rois("RoIAlign", rois, input.size(0))
             return torchvision.ops.roi_align(
                 input, rois, self.output_size, self.spatial_scale, self.sampling_ratio, self.aligned
             )

@@ -179,3 +179,18 @@ def test_nms_match_groups_every_box_under_the_box_that_suppresses_it():
         assert scores[g].tolist() == sorted(scores[g].tolist(), reverse=True)
     assert all(isinstance(g, np.ndarray) for g in nms_match(dets.numpy(), 0.3))
     assert nms_match(dets[:0], 0.3) == []
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        dict(iou_threshold=0.5, max_num=10),
+        dict(type="soft_nms", iou_threshold=0.5),
+        dict(iou_threshold=0.5, score_threshold=0.2),
+        dict(iou_threshold=0.5),
+    ],
+)
+def test_batched_nms_with_no_boxes_returns_empty_results(cfg):
+    dets, keep = batched_nms(torch.zeros(0, 4), torch.zeros(0), torch.zeros(0).long(), cfg)
+    assert dets.shape == (0, 5) and dets.dtype == torch.float32
+    assert keep.shape == (0,) and keep.dtype == torch.long

@@ -1,0 +1,45 @@
+"""Checks shared by the ops that take RoIs as ``(K, 5)`` rows: batch index, then a box."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+__all__ = ["check_rois"]
+
+
+def check_rois(op: str, rois: Tensor, batch_size: int, columns: int = 5) -> None:
+    """Check the shape of ``rois`` and that every batch index names an image of the batch.
+
+    mmcv's kernels read the batch index as ``int(rois[k, 0])`` and index the features with
+    it unchecked, so an index out of range returns whatever memory holds. One reduction over
+    the index column (one device sync) rejects that instead, with the ``IndexError`` that
+    PyTorch raises for an out-of-range index (mmcv itself raises nothing to match).
+
+    Args:
+        op: The op's name, for the message.
+        rois: The RoIs, ``(K, columns)``, the batch index first.
+        batch_size: The number of images in the features.
+        columns: Columns per RoI.
+
+    Raises:
+        AssertionError: ``rois`` is not ``(K, columns)`` (mmcv asserts this shape).
+        IndexError: A batch index (as an int, truncated like mmcv's kernels do) is outside
+            ``[0, batch_size)``, or is NaN; the error names the first bad row and index.
+    """
+    if rois.dim() != 2 or rois.size(1) != columns:
+        raise AssertionError(
+            f"{op}: rois must have shape (K, {columns}) (batch index, then the box), got "
+            f"{tuple(rois.shape)}"
+        )
+    if rois.size(0) == 0:
+        return
+    index = rois[:, 0]
+    # int() truncates toward zero: -0.5 is image 0, as in the kernels; NaN compares false.
+    bad = ~((index > -1) & (index < batch_size))
+    if bool(bad.any()):
+        row = int(bad.nonzero()[0, 0])
+        raise IndexError(
+            f"{op}: rois[{row}] has batch index {float(index[row])!r}, but the features hold "
+            f"{batch_size} image(s) (valid: 0 to {batch_size - 1}); fix the first column of "
+            "rois"
+        )
