@@ -1,5 +1,6 @@
-"""IoU and GIoU of point sets (their convex hulls) with quadrilaterals, as mmcv's ``convex_iou``
-and ``convex_giou`` (the losses and assigners of oriented RepPoints).
+"""IoU / GIoU of point sets' convex hulls with quadrilaterals: ``convex_iou``, ``convex_giou``.
+
+mmcv uses these in the losses and assigners of oriented RepPoints.
 
 Batched on any device (mmpar.ops._polygon): the hull of each set of 9 points, intersected with
 the quadrilateral. mmcv has these on CUDA only. ``convex_giou`` also returns the gradient of the
