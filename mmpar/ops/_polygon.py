@@ -210,7 +210,8 @@ def pairwise_iou(
             dist = (center1 - center2).norm(dim=-1)
             reach = radius1 + radius2
         else:
-            dist = torch.cdist(center1, center2)
+            # Direct differences: the matrix-product form loses precision far from the origin.
+            dist = torch.cdist(center1, center2, compute_mode="donot_use_mm_for_euclid_dist")
             reach = radius1[:, None] + radius2[None, :]
         # A little slack so rounding never drops a pair that touches.
         near = dist <= reach * (1 + 1e-5) + 1e-6
