@@ -16,8 +16,7 @@ from torch import Tensor, nn
 
 from mmpar.utils import is_tuple_of
 
-from ._bilinear import bilinear_sample
-from .roi_align_rotated import check_rotated_rois, rotated_roi_samples
+from .roi_align_rotated import check_rotated_rois, pool_rotated_rois, rotated_roi_samples
 
 __all__ = ["RiRoIAlignRotated", "riroi_align_rotated"]
 
@@ -72,9 +71,7 @@ def riroi_align_rotated(
     base = torch.floor(steps)
     frac = (steps - base)[:, None, None, None]
     base = base.long() % num_orientations
-    batch = rois[:, 0].long()[:, None, None, None, None]
-    samples = bilinear_sample(features, batch, y, x)  # (K, ph, pw, gh, gw, C*O)
-    pooled = (samples * weight[..., None]).sum(dim=(3, 4))  # (K, ph, pw, C*O)
+    pooled = pool_rotated_rois(features, rois, y, x, weight)  # (K, ph, pw, C*O)
     pooled = pooled.unflatten(-1, (channels // num_orientations, num_orientations))
     orient = torch.arange(num_orientations, device=features.device)
     src = (orient[None, :] - base[:, None]) % num_orientations  # (K, O)

@@ -13,7 +13,7 @@ from torch.nn.modules.utils import _pair
 
 from mmpar.utils import deprecated_api_warning
 
-from ._bilinear import bilinear_sample
+from ._bilinear import bilinear_pool
 
 __all__ = ["RoIAlignRotated", "roi_align_rotated"]
 
@@ -148,10 +148,21 @@ def roi_align_rotated(
         clockwise,
         not aligned,
     )
-    batch = rois[:, 0].long()[:, None, None, None, None]
-    samples = bilinear_sample(input, batch, y, x)  # (K, ph, pw, gh, gw, C)
-    pooled = (samples * weight[..., None]).sum(dim=(3, 4))
+    pooled = pool_rotated_rois(input, rois, y, x, weight)  # (K, ph, pw, C)
     return pooled.permute(0, 3, 1, 2).contiguous()
+
+
+def pool_rotated_rois(
+    features: Tensor, rois: Tensor, y: Tensor, x: Tensor, weight: Tensor
+) -> Tensor:
+    """Average the samples of :func:`rotated_roi_samples` per bin: ``(K, ph, pw, C)``."""
+    count, pooled_h, pooled_w, grid_h, grid_w = y.shape
+    batch = rois[:, 0].long()[:, None, None].expand(count, pooled_h, pooled_w).reshape(-1)
+    weight = weight.expand_as(y).reshape(-1, grid_h * grid_w)
+    pooled = bilinear_pool(
+        features, batch, y.reshape(-1, grid_h * grid_w), x.reshape(-1, grid_h * grid_w), weight
+    )
+    return pooled.view(count, pooled_h, pooled_w, -1)
 
 
 class RoIAlignRotated(nn.Module):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._bilinear import bilinear_sample
+from ._bilinear import bilinear_pool
 
 __all__ = ["rotated_feature_align"]
 
@@ -54,8 +54,9 @@ def rotated_feature_align(
         for sign_w, sign_h in ((1, 1), (-1, 1), (-1, -1), (1, -1)):
             xs.append(roi_x + sign_w * wx + sign_h * hx)
             ys.append(roi_y + sign_w * wy + sign_h * hy)
-    y = torch.stack(ys, dim=-1)  # (N, H, W, P)
-    x = torch.stack(xs, dim=-1)
-    batch = torch.arange(features.size(0), device=features.device)[:, None, None, None]
-    samples = bilinear_sample(features, batch, y, x).sum(dim=-2)  # (N, H, W, C)
-    return features + samples.permute(0, 3, 1, 2)
+    count, channels, height, width = features.shape
+    y = torch.stack(ys, dim=-1).reshape(-1, points)  # (N * H * W, P)
+    x = torch.stack(xs, dim=-1).reshape(-1, points)
+    batch = torch.arange(count, device=features.device).repeat_interleave(height * width)
+    samples = bilinear_pool(features, batch, y, x, y.new_ones(()).expand_as(y))
+    return features + samples.view(count, height, width, channels).permute(0, 3, 1, 2)
