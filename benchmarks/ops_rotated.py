@@ -6,9 +6,9 @@ Usage:
 Run with a Python where ``import mmcv.ops`` is a CPU build of mmcv-full 1.7.2 to get the
 ratio against its kernels in the same run (the same inputs, alternating calls); otherwise
 prints mmpar's times only. Sizes: 2,000 rotated boxes in a 1024 x 1024 image (DOTA-like:
-sides 8-100 px) for box_iou_rotated and nms_rotated, 512 RoIs on a 256-channel 128 x 128
-map for roi_align_rotated (7 x 7, sampling 2), and S2ANet's 3 x 3 filters with 8
-orientations for active_rotated_filter.
+sides 8-100 px) for box_iou_rotated and nms_rotated, and packed into 300 x 300 for a crowded
+NMS; 512 RoIs on a 256-channel 128 x 128 map for roi_align_rotated (7 x 7, sampling 2); and
+S2ANet's 3 x 3 filters with 8 orientations for active_rotated_filter.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ def cases(ops: object) -> dict[str, Callable[[], object]]:
     boxes[:, 2:4] = boxes[:, 2:4] * 92 + 8
     boxes[:, 4] = (boxes[:, 4] - 0.5) * math.pi
     scores = torch.rand(2000, generator=g)
+    # Proposals crowd around objects: the same boxes packed into a 300 x 300 region.
+    clustered = boxes * torch.tensor([300 / 1024, 300 / 1024, 0.6, 0.6, 1])
     features = torch.rand(2, 256, 128, 128, generator=g)
     rois = torch.cat(
         [
@@ -58,6 +60,7 @@ def cases(ops: object) -> dict[str, Callable[[], object]]:
     return {
         "box_iou_rotated 2k x 2k": lambda: ops.box_iou_rotated(boxes, boxes),
         "nms_rotated 2k (thr 0.1)": lambda: ops.nms_rotated(boxes, scores, 0.1),
+        "nms_rotated 2k clustered": lambda: ops.nms_rotated(clustered, scores, 0.3),
         "roi_align_rotated 512 RoIs": lambda: ops.roi_align_rotated(
             features, rois, (7, 7), 1 / 8, 2, True, False
         ),

@@ -180,6 +180,7 @@ def pairwise_iou(
     boxes2: Tensor,
     mode: str,
     aligned: bool,
+    upper_only: bool = False,
 ) -> Tensor:
     """IoU (or IoF) of convex boxes, every pair or row ``i`` with row ``i`` when ``aligned``.
 
@@ -195,6 +196,7 @@ def pairwise_iou(
         boxes2: Boxes ``(M, d)``.
         mode: ``'iou'`` or ``'iof'`` (over the area of the ``boxes1`` box).
         aligned: Compare row ``i`` with row ``i`` only.
+        upper_only: Measure only the pairs ``j > i`` (what greedy NMS reads); the rest are 0.
 
     Returns:
         ``(N, M)``, or ``(N,)`` when ``aligned``; 0 where either box has no area.
@@ -215,6 +217,8 @@ def pairwise_iou(
             reach = radius1[:, None] + radius2[None, :]
         # A little slack so rounding never drops a pair that touches.
         near = dist <= reach * (1 + 1e-5) + 1e-6
+        if upper_only:
+            near = near.triu(diagonal=1)
     flat = out.view(-1)
     pairs = near.view(-1).nonzero().squeeze(1)
     for start in range(0, pairs.numel(), _PAIRS_PER_CHUNK):

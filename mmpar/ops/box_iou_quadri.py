@@ -17,7 +17,8 @@ from .box_iou_rotated import check_aligned, check_boxes
 __all__ = ["box_iou_quadri"]
 
 
-def _quadri_corners(boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def quadri_corners(boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Counter-clockwise corners of quadrilateral pairs around their mean, and areas."""
     poly1 = boxes1.unflatten(-1, (4, 2))
     poly2 = boxes2.unflatten(-1, (4, 2))
     shift = (poly1.sum(-2, keepdim=True) + poly2.sum(-2, keepdim=True)) / 8
@@ -27,7 +28,8 @@ def _quadri_corners(boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor, Ten
     return poly1, poly2, area1, area2
 
 
-def _quadri_circles(boxes: Tensor) -> tuple[Tensor, Tensor]:
+def quadri_circles(boxes: Tensor) -> tuple[Tensor, Tensor]:
+    """Circles around quadrilaterals ``(K, 8)``."""
     return enclosing_circles(boxes.unflatten(-1, (4, 2)))
 
 
@@ -55,6 +57,4 @@ def box_iou_quadri(
     check_boxes("box_iou_quadri", "bboxes1", bboxes1, 8)
     check_boxes("box_iou_quadri", "bboxes2", bboxes2, 8)
     check_aligned("box_iou_quadri", bboxes1, bboxes2, aligned)
-    return pairwise_iou(
-        _quadri_corners, _quadri_circles, bboxes1, bboxes2.to(bboxes1), mode, aligned
-    )
+    return pairwise_iou(quadri_corners, quadri_circles, bboxes1, bboxes2.to(bboxes1), mode, aligned)

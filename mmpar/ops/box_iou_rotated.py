@@ -25,7 +25,8 @@ def check_boxes(name: str, what: str, boxes: Tensor, width: int) -> None:
         raise TypeError(f"{name}: {what} must be a floating-point tensor, got {boxes.dtype}")
 
 
-def _rotated_corners(boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def rotated_corners(boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Corners of box pairs around their mean centre, and areas (for ``pairwise_iou``)."""
     shift = (boxes1[..., :2] + boxes2[..., :2]) / 2
     poly1 = rotated_box_corners(torch.cat([boxes1[..., :2] - shift, boxes1[..., 2:]], -1))
     poly2 = rotated_box_corners(torch.cat([boxes2[..., :2] - shift, boxes2[..., 2:]], -1))
@@ -34,7 +35,8 @@ def _rotated_corners(boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor, Te
     return poly1, poly2, area1, area2
 
 
-def _rotated_circles(boxes: Tensor) -> tuple[Tensor, Tensor]:
+def rotated_circles(boxes: Tensor) -> tuple[Tensor, Tensor]:
+    """Circles around rotated boxes: their centres and half diagonals."""
     return boxes[:, :2], torch.hypot(boxes[:, 2], boxes[:, 3]) / 2
 
 
@@ -76,7 +78,7 @@ def box_iou_rotated(
         flip = bboxes1.new_tensor([1, 1, 1, 1, -1])
         bboxes1, bboxes2 = bboxes1 * flip, bboxes2 * flip
     return pairwise_iou(
-        _rotated_corners, _rotated_circles, bboxes1, bboxes2.to(bboxes1), mode, aligned
+        rotated_corners, rotated_circles, bboxes1, bboxes2.to(bboxes1), mode, aligned
     )
 
 

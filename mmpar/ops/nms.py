@@ -15,8 +15,9 @@ from torch import Tensor
 
 from mmpar.utils import deprecated_api_warning
 
-from .box_iou_quadri import box_iou_quadri
-from .box_iou_rotated import box_iou_rotated, check_boxes
+from ._polygon import pairwise_iou
+from .box_iou_quadri import quadri_circles, quadri_corners
+from .box_iou_rotated import check_boxes, rotated_circles, rotated_corners
 
 __all__ = ["batched_nms", "nms", "nms_match", "nms_quadri", "nms_rotated", "soft_nms"]
 
@@ -319,7 +320,10 @@ def _polygon_nms(
             f"{name}: labels must be (N,) with N = {dets.size(0)}, got {tuple(labels.shape)}"
         )
     order = scores.sort(0, descending=True)[1]
-    ious = iou(dets[order].detach(), dets[order].detach())
+    corners, circles = iou
+    ordered = dets[order].detach()
+    # Greedy NMS reads only the overlaps of each box with the lower-scoring ones.
+    ious = pairwise_iou(corners, circles, ordered, ordered, "iou", False, upper_only=True)
     # mmcv compares the IoU with the threshold as a C float (float32).
     threshold = torch.tensor(float(np.float32(iou_threshold)), dtype=ious.dtype, device=ious.device)
     over = ious > threshold
@@ -359,13 +363,10 @@ def nms_rotated(
     check_boxes("nms_rotated", "dets", dets, 5)
     if dets.shape[0] == 0:
         return dets, None
+    # The IoU of two boxes is that of their mirror images: the angle convention does not matter.
+    del clockwise
     return _polygon_nms(
-        "nms_rotated",
-        lambda a, b: box_iou_rotated(a, b, clockwise=clockwise),
-        dets,
-        scores,
-        iou_threshold,
-        labels,
+        "nms_rotated", (rotated_corners, rotated_circles), dets, scores, iou_threshold, labels
     )
 
 
@@ -383,7 +384,9 @@ def nms_quadri(
     check_boxes("nms_quadri", "dets", dets, 8)
     if dets.shape[0] == 0:
         return dets, None
-    return _polygon_nms("nms_quadri", box_iou_quadri, dets, scores, iou_threshold, labels)
+    return _polygon_nms(
+        "nms_quadri", (quadri_corners, quadri_circles), dets, scores, iou_threshold, labels
+    )
 
 
 _NMS_OPS.update(nms_rotated=nms_rotated, nms_quadri=nms_quadri)
