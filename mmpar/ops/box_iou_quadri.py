@@ -12,7 +12,7 @@ from __future__ import annotations
 from torch import Tensor
 
 from ._polygon import counter_clockwise, enclosing_circles, pairwise_iou, signed_area
-from .box_iou_rotated import check_aligned, check_boxes
+from .box_iou_rotated import check_iou_args
 
 __all__ = ["box_iou_quadri"]
 
@@ -53,8 +53,5 @@ def box_iou_quadri(
         ValueError: A box tensor is not ``(K, 8)``, or ``aligned`` with ``N != M``.
         TypeError: A box tensor is not a floating-point tensor.
     """
-    assert mode in ("iou", "iof"), f"box_iou_quadri: mode must be 'iou' or 'iof', got {mode!r}"
-    check_boxes("box_iou_quadri", "bboxes1", bboxes1, 8)
-    check_boxes("box_iou_quadri", "bboxes2", bboxes2, 8)
-    check_aligned("box_iou_quadri", bboxes1, bboxes2, aligned)
+    check_iou_args("box_iou_quadri", bboxes1, bboxes2, 8, mode, aligned)
     return pairwise_iou(quadri_corners, quadri_circles, bboxes1, bboxes2.to(bboxes1), mode, aligned)

@@ -69,10 +69,7 @@ def box_iou_rotated(
         ValueError: A box tensor is not ``(K, 5)``, or ``aligned`` with ``N != M``.
         TypeError: A box tensor is not a floating-point tensor.
     """
-    assert mode in ("iou", "iof"), f"box_iou_rotated: mode must be 'iou' or 'iof', got {mode!r}"
-    check_boxes("box_iou_rotated", "bboxes1", bboxes1, 5)
-    check_boxes("box_iou_rotated", "bboxes2", bboxes2, 5)
-    check_aligned("box_iou_rotated", bboxes1, bboxes2, aligned)
+    check_iou_args("box_iou_rotated", bboxes1, bboxes2, 5, mode, aligned)
     if not clockwise:
         # Mirroring the angle gives the same boxes in the other angular convention.
         flip = bboxes1.new_tensor([1, 1, 1, 1, -1])
@@ -82,8 +79,13 @@ def box_iou_rotated(
     )
 
 
-def check_aligned(name: str, bboxes1: Tensor, bboxes2: Tensor, aligned: bool) -> None:
-    """Raise ``ValueError`` when aligned boxes differ in count, or the two sets in device."""
+def check_iou_args(
+    name: str, bboxes1: Tensor, bboxes2: Tensor, width: int, mode: str, aligned: bool
+) -> None:
+    """Check the arguments of a box IoU op: shapes ``(K, width)``, mode, aligned counts."""
+    assert mode in ("iou", "iof"), f"{name}: mode must be 'iou' or 'iof', got {mode!r}"
+    check_boxes(name, "bboxes1", bboxes1, width)
+    check_boxes(name, "bboxes2", bboxes2, width)
     if aligned and bboxes1.size(0) != bboxes2.size(0):
         raise ValueError(
             f"{name}: aligned=True needs as many boxes in both sets, got {bboxes1.size(0)} and "
