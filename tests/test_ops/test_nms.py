@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from mmpar.ops import batched_nms, nms, nms_match, soft_nms
-from mmpar.ops._unsupported import UnsupportedOpError
 
 
 def _boxes(n, seed=0, size=40.0):
