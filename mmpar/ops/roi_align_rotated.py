@@ -162,7 +162,7 @@ def pool_rotated_rois(
     pooled = bilinear_pool(
         features, batch, y.reshape(-1, grid_h * grid_w), x.reshape(-1, grid_h * grid_w), weight
     )
-    return pooled.view(count, pooled_h, pooled_w, -1)
+    return pooled.view(count, pooled_h, pooled_w, features.size(1))
 
 
 class RoIAlignRotated(nn.Module):

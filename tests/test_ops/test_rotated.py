@@ -276,6 +276,8 @@ def test_roi_align_rotated_gradcheck_layer_and_bad_input():
         roi_align_rotated(features, bad, 2)
     with pytest.raises(ValueError, match=r"rois must be \(K, 6\)"):
         roi_align_rotated(features, rois[:, :5], 2)
+    assert roi_align_rotated(features, rois[:0], 2).shape == (0, 2, 2, 2)
+    assert riroi_align_rotated(features, rois[:0], 2, 1.0, 0, 2).shape == (0, 2, 2, 2)
 
 
 def test_riroi_align_rotated_turns_orientation_channels():
