@@ -2,8 +2,8 @@
 
 Batched PyTorch on any device (mmpar.ops._polygon). Each pair is shifted to the mean of its
 eight corners first, as mmcv does. Deliberate difference: mmcv's kernel tests whether a corner
-lies inside the other quadrilateral as if that were a parallelogram (spanned by its first
-corner's two edges), which is exact for rectangles and parallelograms only; this tests the
+lies inside the other quadrilateral by projecting it on that one's first two edges, which is
+exact for rectangles only (a corner inside a skewed quadrilateral can be missed); this tests the
 quadrilateral itself, so its IoU is exact for every convex quadrilateral (as shapely's).
 """
 

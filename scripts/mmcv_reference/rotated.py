@@ -24,14 +24,15 @@ def _rotated_boxes(generator: torch.Generator, count: int, extent: float) -> tor
     return boxes
 
 
-def _parallelograms(generator: torch.Generator, count: int, extent: float) -> torch.Tensor:
-    # mmcv's quadrilateral kernel is exact for parallelograms (see mmpar.ops.box_iou_quadri).
+def _rectangles_as_quadrilaterals(
+    generator: torch.Generator, count: int, extent: float
+) -> torch.Tensor:
+    # mmcv's quadrilateral kernel tests a corner against the other box by projecting it on
+    # two edges: exact for rectangles only (see mmpar.ops.box_iou_quadri). Both orientations.
     center = torch.rand(count, 1, 2, generator=generator) * extent
     side1 = (torch.rand(count, 1, 2, generator=generator) - 0.5) * extent / 2
-    side2 = (
-        torch.stack([-side1[..., 1], side1[..., 0]], -1)
-        * (0.5 + torch.rand(count, 1, 1, generator=generator))
-        + (torch.rand(count, 1, 2, generator=generator) - 0.5) * extent / 8
+    side2 = torch.stack([-side1[..., 1], side1[..., 0]], -1) * (
+        (torch.rand(count, 1, 1, generator=generator) - 0.5) * 3
     )
     corners = torch.cat([center, center + side1, center + side1 + side2, center + side2], dim=1)
     return corners.flatten(1)
@@ -52,8 +53,8 @@ def iou_cases(generator: torch.Generator) -> None:
     tensors["aligned"] = box_iou_rotated(boxes1[:30], boxes2, "iou", True)
     save_case(FAMILY, "box_iou_rotated", tensors)
 
-    quads1 = _parallelograms(generator, 30, 30)
-    quads2 = _parallelograms(generator, 25, 30)
+    quads1 = _rectangles_as_quadrilaterals(generator, 30, 30)
+    quads2 = _rectangles_as_quadrilaterals(generator, 25, 30)
     save_case(
         FAMILY,
         "box_iou_quadri",
@@ -80,7 +81,7 @@ def nms_cases(generator: torch.Generator) -> None:
         tensors[f"dets_{threshold}"] = dets
     save_case(FAMILY, "nms_rotated", tensors)
 
-    quads = _parallelograms(generator, 200, 100)
+    quads = _rectangles_as_quadrilaterals(generator, 200, 100)
     scores = torch.rand(200, generator=generator)
     dets, keep = nms_quadri(quads, scores, 0.3)
     save_case(FAMILY, "nms_quadri", {"boxes": quads, "scores": scores, "dets": dets, "keep": keep})
