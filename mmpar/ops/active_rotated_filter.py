@@ -1,8 +1,9 @@
 """S2ANet's active rotating filter, as mmcv's ``active_rotated_filter``.
 
-Copies each input filter tap to the positions ``indices`` gives for every rotation: one
-scatter (``index_put``) over all taps and rotations, on any device. The gradient of an input
-tap is the sum of the output gradients at its positions, as mmcv's backward.
+Copies each input filter tap to the positions ``indices`` gives for every rotation: the
+scatter is inverted into one gather (``index_select``) over all taps and rotations, on any
+device. The gradient of an input tap is the sum of the output gradients at its positions, as
+mmcv's backward (for indices that permute the taps of each rotation, as ORN's do).
 """
 
 from __future__ import annotations
@@ -46,13 +47,22 @@ def active_rotated_filter(input: Tensor, indices: Tensor) -> Tensor:  # noqa: A0
         raise ValueError(
             f"active_rotated_filter: indices must be in [1, {entries}] (1-based positions)"
         )
-    values = input.reshape(out_planes, in_planes, entries).permute(2, 0, 1)  # (entries, op, ip)
+    # Invert the scatter into a gather: source[pos, k] is the tap copied to position pos by
+    # rotation k, or the appended zero tap where none is.
     rotation = torch.arange(rotations, device=input.device).expand(entries, rotations)
-    output = input.new_zeros((rotations, entries, out_planes, in_planes))
-    output = output.index_put(
-        (rotation, target), values[:, None].expand(entries, rotations, out_planes, in_planes)
+    source = torch.full((entries, rotations), entries, dtype=torch.long, device=input.device)
+    source[target, rotation] = torch.arange(entries, device=input.device)[:, None].expand_as(target)
+    taps = torch.cat(
+        [
+            input.reshape(out_planes * in_planes, entries),
+            input.new_zeros(out_planes * in_planes, 1),
+        ],
+        1,
     )
-    # (r, entries, op, ip) -> (op, r, ip, entries) -> (op * r, ip * O, H, W)
-    return output.permute(2, 0, 3, 1).reshape(
+    output = taps.index_select(1, source.reshape(-1)).view(
+        out_planes, in_planes, entries, rotations
+    )
+    # (op, ip, entries, r) -> (op, r, ip, entries) -> (op * r, ip * O, H, W)
+    return output.permute(0, 3, 1, 2).reshape(
         out_planes * rotations, in_planes * orientations, height, width
     )
