@@ -4,11 +4,13 @@ Usage:
     python benchmarks/ops_rotated.py [--repeats 5] [--threads 1]
 
 Run with a Python where ``import mmcv.ops`` is a CPU build of mmcv-full 1.7.2 to get the
-ratio against its kernels in the same run (the same inputs, alternating calls); otherwise
-prints mmpar's times only. Sizes: 2,000 rotated boxes in a 1024 x 1024 image (DOTA-like:
-sides 8-100 px) for box_iou_rotated and nms_rotated, and packed into 300 x 300 for a crowded
-NMS; 512 RoIs on a 256-channel 128 x 128 map for roi_align_rotated (7 x 7, sampling 2); and
-S2ANet's 3 x 3 filters with 8 orientations for active_rotated_filter.
+ratio against its kernels in the same run (the same inputs, each op timed right after ours);
+otherwise prints mmpar's times only. Sizes: 2,000 rotated boxes in a 1024 x 1024 image
+(DOTA-like: sides 8-100 px) for box_iou_rotated and nms_rotated, packed into 300 x 300 for a
+crowded NMS, and as quadrilaterals for box_iou_quadri; 512 RoIs on a 256-channel 128 x 128
+map for roi_align_rotated (7 x 7, sampling 2); one anchor per pixel of that map for
+rotated_feature_align (5 points); S2ANet's 3 x 3 filters with 8 orientations for
+active_rotated_filter.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable
 import torch
 
 import mmpar.ops as ours
+from mmpar.ops._polygon import rotated_box_corners
 
 
 def _time(fn: Callable[[], object], repeats: int) -> float:
@@ -45,6 +48,9 @@ def cases(ops: object) -> dict[str, Callable[[], object]]:
     # Proposals crowd around objects: the same boxes packed into a 300 x 300 region.
     clustered = boxes * torch.tensor([300 / 1024, 300 / 1024, 0.6, 0.6, 1])
     features = torch.rand(2, 256, 128, 128, generator=g)
+    # One refined anchor per feature pixel (R3Det), in image pixels (stride 8).
+    anchors = torch.rand(2, 128, 128, 5, generator=g) * torch.tensor([1024, 1024, 100, 100, 3.0])
+    quads = rotated_box_corners(boxes).flatten(1)
     rois = torch.cat(
         [
             torch.randint(0, 2, (512, 1), generator=g).float(),
@@ -61,8 +67,12 @@ def cases(ops: object) -> dict[str, Callable[[], object]]:
         "box_iou_rotated 2k x 2k": lambda: ops.box_iou_rotated(boxes, boxes),
         "nms_rotated 2k (thr 0.1)": lambda: ops.nms_rotated(boxes, scores, 0.1),
         "nms_rotated 2k clustered": lambda: ops.nms_rotated(clustered, scores, 0.3),
+        "box_iou_quadri 2k x 2k": lambda: ops.box_iou_quadri(quads, quads),
         "roi_align_rotated 512 RoIs": lambda: ops.roi_align_rotated(
             features, rois, (7, 7), 1 / 8, 2, True, False
+        ),
+        "rotated_feature_align 5 pts": lambda: ops.rotated_feature_align(
+            features, anchors, 1 / 8, 5
         ),
         "active_rotated_filter 64x32": lambda: ops.active_rotated_filter(weights, indices),
     }
