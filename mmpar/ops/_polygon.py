@@ -99,7 +99,8 @@ def _boundary_crossings(poly1: Tensor, poly2: Tensor) -> tuple[Tensor, Tensor]:
     """Crossings of every edge of ``poly1 (..., n, 2)`` with every edge of ``poly2 (..., m, 2)``.
 
     Returns:
-        ``(points (..., n*m, 2), valid (..., n*m))``; parallel edges give no point.
+        ``(points (..., n*m, 2), valid (..., n*m))``; parallel edges give no point (their
+        shared stretch, if any, is bounded by corners, which the inside tests contribute).
     """
     edge1 = poly1.roll(-1, dims=-2) - poly1
     edge2 = poly2.roll(-1, dims=-2) - poly2
@@ -107,7 +108,10 @@ def _boundary_crossings(poly1: Tensor, poly2: Tensor) -> tuple[Tensor, Tensor]:
     e2 = edge2[..., None, :, :]
     between = poly2[..., None, :, :] - poly1[..., :, None, :]
     det = cross(e2, e1)
-    parallel = det.abs() <= 1e-14
+    # Parallel (or collinear) relative to the edges' lengths: mmcv's absolute 1e-14 lets
+    # rounding noise through for collinear edges, whose "crossing" then lands anywhere.
+    lengths = e1.norm(dim=-1) * e2.norm(dim=-1)
+    parallel = det.abs() <= lengths * (torch.finfo(det.dtype).eps * 64) + 1e-30
     safe_det = torch.where(parallel, torch.ones_like(det), det)
     t1 = cross(e2, between) / safe_det
     t2 = cross(e1, between) / safe_det

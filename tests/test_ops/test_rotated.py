@@ -147,6 +147,16 @@ def test_box_iou_rotated_properties(boxes):
     torch.testing.assert_close(ious.diagonal(), torch.ones(len(boxes), dtype=F64))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, F64])
+def test_box_iou_rotated_with_collinear_edges(dtype):
+    # Found by hypothesis: the 9 x 1 box lies in the 9 x 18 one with both short sides on its
+    # long sides; rounding made those collinear edges "cross" anywhere along them.
+    boxes = torch.tensor([[0.0, 0, 9, 1, 1.25], [0, 0, 9, 18, 1.25]], dtype=dtype)
+    ious = box_iou_rotated(boxes, boxes)
+    expected = torch.tensor([[1, 9 / 162], [9 / 162, 1]], dtype=dtype)
+    torch.testing.assert_close(ious, expected, rtol=0, atol=1e-6)
+
+
 def test_box_iou_bad_input_and_empty():
     boxes = rotated_boxes(3)
     with pytest.raises(ValueError, match=r"box_iou_rotated: bboxes2 must have shape \(N, 5\)"):
