@@ -3,6 +3,9 @@
 Batched PyTorch on any device (mmpar.ops._polygon): the same construction as mmcv's kernel
 (boundary crossings plus contained corners, ordered, shoelace area), with each pair shifted to
 the mean of its two centres first, as mmcv does, so large coordinates keep their precision.
+Deliberate difference: edges count as parallel relative to their lengths, where mmcv's
+absolute test (``|cross| <= 1e-14``) lets rounding noise make collinear edges (a box inside
+another with a shared side line) "cross" anywhere along them, which can give a wrong IoU.
 """
 
 from __future__ import annotations
