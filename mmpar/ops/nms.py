@@ -15,7 +15,9 @@ from torch import Tensor
 
 from mmpar.utils import deprecated_api_warning
 
-from ._unsupported import unsupported_error, unsupported_function
+from ._polygon import pairwise_iou
+from .box_iou_quadri import quadri_circles, quadri_corners
+from .box_iou_rotated import check_boxes, rotated_circles, rotated_corners
 
 __all__ = ["batched_nms", "nms", "nms_match", "nms_quadri", "nms_rotated", "soft_nms"]
 
@@ -331,7 +333,7 @@ def nms_match(dets: ArrayLike, iou_threshold: float) -> list[ArrayLike]:
     return [np.array(g, dtype=int) for g in groups]
 
 
-_NMS_OPS = {"nms": nms, "soft_nms": soft_nms}
+_NMS_OPS: dict[str, Any] = {"nms": nms, "soft_nms": soft_nms}
 # nms_cfg keys that leave batched_nms a plain per-class NMS ("iou_threshold" is required).
 _PLAIN_KEYS = {"type", "iou_threshold", "split_thr"}
 
@@ -387,7 +389,11 @@ def batched_nms(
     if class_agnostic:
         boxes_for_nms = boxes
     elif boxes.size(-1) == 5:
-        raise unsupported_error("nms_rotated", _ROTATED_INSTEAD)
+        # Rotated boxes: move only the centres apart. max(x, y) + max(w, h) exceeds every
+        # corner coordinate, as mmcv reasons.
+        max_coordinate = boxes[..., :2].max() + boxes[..., 2:4].max()
+        offsets = idxs.to(boxes) * (max_coordinate + 1)
+        boxes_for_nms = torch.cat([boxes[..., :2] + offsets[:, None], boxes[..., 2:5]], dim=-1)
     else:
         # Shift each class far enough (past the largest coordinate) that classes cannot overlap.
         max_coordinate = boxes.max()
@@ -396,8 +402,6 @@ def batched_nms(
 
     nms_type = cfg.pop("type", "nms")
     if nms_type not in _NMS_OPS:
-        if nms_type in ("nms_rotated", "nms_quadri"):
-            raise unsupported_error("nms_rotated", _ROTATED_INSTEAD)
         raise KeyError(f"nms_cfg type {nms_type!r} is not one of {sorted(_NMS_OPS)}")
     nms_op = _NMS_OPS[nms_type]
     split_thr = cfg.pop("split_thr", 10000)
@@ -424,9 +428,108 @@ def batched_nms(
     return torch.cat([boxes, scores[:, None]], -1), keep
 
 
-_ROTATED_INSTEAD = (
-    "torchvision has no rotated-box NMS; use mmcv 2.x (mmcv.ops.nms_rotated, built for your "
-    "torch) or the rotated NMS of detectron2 (detectron2.layers.nms_rotated)"
-)
-nms_rotated = unsupported_function("nms_rotated", _ROTATED_INSTEAD, __name__)
-nms_quadri = unsupported_function("nms_quadri", _ROTATED_INSTEAD, __name__)
+def _greedy_suppression(over: Tensor) -> Tensor:
+    """Greedy NMS on ``over`` ``(N, N)``: ``over[i, j]`` says box ``i`` suppresses box ``j``.
+
+    Boxes are in decreasing score order; returns the positions kept. One pass over the boxes
+    on the host (as torchvision's CUDA NMS does with its overlap mask): each kept box drops
+    the later ones it overlaps.
+    """
+    over_np = over.cpu().numpy()
+    removed = np.zeros(over_np.shape[0], dtype=bool)
+    keep = []
+    for i in range(over_np.shape[0]):
+        if not removed[i]:
+            keep.append(i)
+            removed |= over_np[i]
+    return torch.as_tensor(keep, dtype=torch.long, device=over.device)
+
+
+def _polygon_nms(
+    name: str,
+    iou: Any,
+    dets: Tensor,
+    scores: Tensor,
+    iou_threshold: float,
+    labels: Tensor | None,
+) -> tuple[Tensor, Tensor]:
+    if not isinstance(scores, Tensor) or scores.dim() != 1 or scores.size(0) != dets.size(0):
+        raise ValueError(
+            f"{name}: scores must be a tensor (N,) with one score per box ({dets.size(0)}), got "
+            f"{tuple(scores.shape) if isinstance(scores, Tensor) else type(scores).__name__}"
+        )
+    if labels is not None and (labels.dim() != 1 or labels.size(0) != dets.size(0)):
+        raise ValueError(
+            f"{name}: labels must be (N,) with N = {dets.size(0)}, got {tuple(labels.shape)}"
+        )
+    order = scores.sort(0, descending=True)[1]
+    corners, circles = iou
+    ordered = dets[order].detach()
+    # Greedy NMS reads only the overlaps of each box with the lower-scoring ones.
+    ious = pairwise_iou(corners, circles, ordered, ordered, "iou", False, upper_only=True)
+    # mmcv compares the IoU with the threshold as a C float (float32).
+    threshold = torch.tensor(float(np.float32(iou_threshold)), dtype=ious.dtype, device=ious.device)
+    over = ious > threshold
+    if labels is not None:
+        sorted_labels = labels[order]
+        over &= sorted_labels[:, None] == sorted_labels[None, :]
+    keep = order[_greedy_suppression(over)]
+    return torch.cat((dets[keep], scores[keep].reshape(-1, 1)), dim=1), keep
+
+
+def nms_rotated(
+    dets: Tensor,
+    scores: Tensor,
+    iou_threshold: float,
+    labels: Tensor | None = None,
+    clockwise: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """NMS of rotated boxes: drop a box whose IoU with a higher-scoring kept box is > the threshold.
+
+    Args:
+        dets: Rotated boxes ``(N, 5)`` as ``(x_ctr, y_ctr, w, h, angle)``, angle in radians.
+        scores: Scores ``(N,)``.
+        iou_threshold: IoU above which the lower-scoring box is dropped (compared in float32,
+            as mmcv).
+        labels: Optional class of each box ``(N,)``: boxes of different classes never suppress
+            each other.
+        clockwise: The angle's direction (see :func:`~mmpar.ops.box_iou_rotated`).
+
+    Returns:
+        ``(dets, keep)``: the kept boxes ``(K, 6)`` with their score as last column, and their
+        indices ``(K,)`` (int64) into ``dets``, by decreasing score. For empty ``dets``:
+        ``(dets, None)``, as mmcv.
+
+    Raises:
+        ValueError: ``dets`` is not ``(N, 5)``, or ``scores`` / ``labels`` not ``(N,)``.
+    """
+    check_boxes("nms_rotated", "dets", dets, 5)
+    if dets.shape[0] == 0:
+        return dets, None
+    # The IoU of two boxes is that of their mirror images: the angle convention does not matter.
+    del clockwise
+    return _polygon_nms(
+        "nms_rotated", (rotated_corners, rotated_circles), dets, scores, iou_threshold, labels
+    )
+
+
+def nms_quadri(
+    dets: Tensor, scores: Tensor, iou_threshold: float, labels: Tensor | None = None
+) -> tuple[Tensor, Tensor | None]:
+    """NMS of convex quadrilaterals ``(N, 8)`` as ``x1, y1, ..., x4, y4``.
+
+    As :func:`nms_rotated`, with :func:`~mmpar.ops.box_iou_quadri` as the overlap; the kept
+    boxes come back ``(K, 9)`` with their score as last column.
+
+    Raises:
+        ValueError: ``dets`` is not ``(N, 8)``, or ``scores`` / ``labels`` not ``(N,)``.
+    """
+    check_boxes("nms_quadri", "dets", dets, 8)
+    if dets.shape[0] == 0:
+        return dets, None
+    return _polygon_nms(
+        "nms_quadri", (quadri_corners, quadri_circles), dets, scores, iou_threshold, labels
+    )
+
+
+_NMS_OPS.update(nms_rotated=nms_rotated, nms_quadri=nms_quadri)

@@ -1,13 +1,214 @@
-"""mmcv.ops.roi_align_rotated: not provided (it needs a compiled mmcv-full kernel).
+"""RoIAlign over rotated boxes, as mmcv's ``roi_align_rotated`` / ``RoIAlignRotated``.
 
-Its names import; using one raises :class:`~mmpar.ops._unsupported.UnsupportedOpError`.
+Batched PyTorch on any device: every bin's sample points of every RoI are computed at once
+(RoIs with fewer adaptive samples than the largest are masked), sampled by mmcv's bilinear
+rule (mmpar.ops._bilinear) and averaged. Differentiable in the features, as mmcv's op.
 """
 
 from __future__ import annotations
 
-from ._unsupported import ROTATED, unsupported_class, unsupported_function
+import torch
+from torch import Tensor, nn
+from torch.nn.modules.utils import _pair
+
+from mmpar.utils import deprecated_api_warning
+
+from ._bilinear import bilinear_pool
 
 __all__ = ["RoIAlignRotated", "roi_align_rotated"]
 
-RoIAlignRotated = unsupported_class("RoIAlignRotated", ROTATED, __name__)
-roi_align_rotated = unsupported_function("roi_align_rotated", ROTATED, __name__)
+
+def check_rotated_rois(name: str, features: Tensor, rois: Tensor) -> None:
+    """Raise ``ValueError`` unless ``features`` is ``(B, C, H, W)`` and ``rois`` ``(K, 6)``.
+
+    The RoIs' batch indices must also lie in ``[0, B)``.
+    """
+    if features.dim() != 4:
+        raise ValueError(f"{name}: features must be (B, C, H, W), got {tuple(features.shape)}")
+    if rois.dim() != 2 or rois.size(1) != 6:
+        raise ValueError(
+            f"{name}: rois must be (K, 6) as (batch_index, x, y, w, h, angle), got "
+            f"{tuple(rois.shape)}"
+        )
+    if rois.device != features.device:
+        raise ValueError(
+            f"{name}: rois are on {rois.device}, features on {features.device}: use one device"
+        )
+    if rois.numel() and ((rois[:, 0] < 0) | (rois[:, 0] >= features.size(0))).any():
+        raise ValueError(
+            f"{name}: a RoI's batch index is outside [0, {features.size(0)}) (the batch size); "
+            "fix the rois' first column"
+        )
+
+
+def rotated_roi_samples(
+    rois: Tensor,
+    output_size: tuple[int, int],
+    spatial_scale: float,
+    sampling_ratio: int,
+    offset: float,
+    clockwise: bool,
+    min_size_one: bool,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Sample points of each bin of each rotated RoI, following mmcv's kernels.
+
+    Args:
+        rois: ``(K, 6)`` as ``(batch_index, x, y, w, h, angle)``.
+        output_size: ``(pooled_h, pooled_w)``.
+        spatial_scale: Factor from RoI to feature coordinates.
+        sampling_ratio: Samples per bin and axis; 0 for ``ceil(bin size)`` per RoI.
+        offset: Subtracted from the scaled centre (0.5 for ``aligned``).
+        clockwise: Angles turn clockwise (negated before use, as mmcv).
+        min_size_one: Widen RoIs to at least 1 x 1 (mmcv's legacy, unaligned mode).
+
+    Returns:
+        ``(y, x, weight)``: coordinates ``(K, ph, pw, gh, gw)`` and each sample's weight
+        ``(K, 1, 1, gh, gw)``: ``1 / count`` for the RoI's own grid, 0 for padding.
+    """
+    pooled_h, pooled_w = output_size
+    rois = rois.detach()
+    center_w = rois[:, 1] * spatial_scale - offset
+    center_h = rois[:, 2] * spatial_scale - offset
+    roi_w = rois[:, 3] * spatial_scale
+    roi_h = rois[:, 4] * spatial_scale
+    theta = -rois[:, 5] if clockwise else rois[:, 5]
+    if min_size_one:
+        roi_w = roi_w.clamp(min=1)
+        roi_h = roi_h.clamp(min=1)
+    bin_h = roi_h / pooled_h
+    bin_w = roi_w / pooled_w
+    if sampling_ratio > 0:
+        grid_h = torch.full_like(roi_h, sampling_ratio)
+        grid_w = torch.full_like(roi_w, sampling_ratio)
+    else:
+        grid_h = torch.ceil(roi_h / pooled_h)
+        grid_w = torch.ceil(roi_w / pooled_w)
+    max_h = max(int(grid_h.max()), 1) if rois.numel() else 1
+    max_w = max(int(grid_w.max()), 1) if rois.numel() else 1
+    dtype, device = rois.dtype, rois.device
+    ph = torch.arange(pooled_h, dtype=dtype, device=device)[None, :, None, None, None]
+    pw = torch.arange(pooled_w, dtype=dtype, device=device)[None, None, :, None, None]
+    iy = torch.arange(max_h, dtype=dtype, device=device)[None, None, None, :, None]
+    ix = torch.arange(max_w, dtype=dtype, device=device)[None, None, None, None, :]
+
+    def per_roi(value: Tensor) -> Tensor:
+        return value[:, None, None, None, None]
+
+    gh, gw = per_roi(grid_h), per_roi(grid_w)
+    yy = -per_roi(roi_h) / 2 + ph * per_roi(bin_h) + (iy + 0.5) * per_roi(bin_h) / gh.clamp(min=1)
+    xx = -per_roi(roi_w) / 2 + pw * per_roi(bin_w) + (ix + 0.5) * per_roi(bin_w) / gw.clamp(min=1)
+    cos, sin = per_roi(torch.cos(theta)), per_roi(torch.sin(theta))
+    y = yy * cos - xx * sin + per_roi(center_h)
+    x = yy * sin + xx * cos + per_roi(center_w)
+    count = (grid_h * grid_w).clamp(min=1)
+    weight = ((iy < gh) & (ix < gw)).to(dtype) / per_roi(count)
+    return y, x, weight
+
+
+def roi_align_rotated(
+    input: Tensor,  # noqa: A002 (mmcv's argument name)
+    rois: Tensor,
+    output_size: int | tuple[int, int],
+    spatial_scale: float = 1.0,
+    sampling_ratio: int = 0,
+    aligned: bool = True,
+    clockwise: bool = False,
+) -> Tensor:
+    """Average bilinear samples of each rotated box's bins into a fixed-size feature map.
+
+    Args:
+        input: Features ``(B, C, H, W)``.
+        rois: ``(K, 6)`` as ``(batch_index, x_center, y_center, w, h, angle)``, angle in
+            radians, in input-image pixels.
+        output_size: ``(h, w)`` of each output map (an int for square).
+        spatial_scale: Factor from RoI to feature-map coordinates (1 / stride).
+        sampling_ratio: Samples per bin along each axis; 0 picks ``ceil(bin size)`` per RoI.
+        aligned: Shift the RoI by -0.5 pixel (True), or mmcv's legacy mode (False: RoIs at
+            least 1 x 1).
+        clockwise: Angles turn clockwise in image space (else counter-clockwise).
+
+    Returns:
+        ``(K, C, h, w)`` pooled features, differentiable in ``input``.
+
+    Raises:
+        ValueError: ``input`` is not 4-D, ``rois`` not ``(K, 6)``, a batch index is out of
+            range, or (``aligned``) a RoI has a negative size.
+    """
+    output_size = _pair(output_size)
+    check_rotated_rois("roi_align_rotated", input, rois)
+    if aligned and rois.numel() and (rois[:, 3:5] < 0).any():
+        raise ValueError("roi_align_rotated: with aligned=True RoIs need a non-negative w and h")
+    rois = rois.to(input.dtype)
+    y, x, weight = rotated_roi_samples(
+        rois,
+        output_size,
+        float(spatial_scale),
+        int(sampling_ratio),
+        0.5 if aligned else 0.0,
+        clockwise,
+        not aligned,
+    )
+    pooled = pool_rotated_rois(input, rois, y, x, weight)  # (K, ph, pw, C)
+    return pooled.permute(0, 3, 1, 2).contiguous()
+
+
+def pool_rotated_rois(
+    features: Tensor, rois: Tensor, y: Tensor, x: Tensor, weight: Tensor
+) -> Tensor:
+    """Average the samples of :func:`rotated_roi_samples` per bin: ``(K, ph, pw, C)``."""
+    count, pooled_h, pooled_w, grid_h, grid_w = y.shape
+    batch = rois[:, 0].long()[:, None, None].expand(count, pooled_h, pooled_w).reshape(-1)
+    weight = weight.expand_as(y).reshape(-1, grid_h * grid_w)
+    pooled = bilinear_pool(
+        features, batch, y.reshape(-1, grid_h * grid_w), x.reshape(-1, grid_h * grid_w), weight
+    )
+    return pooled.view(count, pooled_h, pooled_w, features.size(1))
+
+
+class RoIAlignRotated(nn.Module):
+    """Rotated RoIAlign as a layer: :func:`roi_align_rotated` with fixed settings.
+
+    Args:
+        output_size: ``(h, w)`` of each output map (an int for square).
+        spatial_scale: Factor from RoI to feature-map coordinates.
+        sampling_ratio: Samples per bin along each axis; 0 for adaptive.
+        aligned: Half-pixel-aligned sampling (True) or mmcv's legacy one (False).
+        clockwise: Angles turn clockwise in image space.
+    """
+
+    @deprecated_api_warning(
+        {"out_size": "output_size", "sample_num": "sampling_ratio"}, cls_name="RoIAlignRotated"
+    )
+    def __init__(
+        self,
+        output_size: int | tuple[int, int],
+        spatial_scale: float,
+        sampling_ratio: int = 0,
+        aligned: bool = True,
+        clockwise: bool = False,
+    ) -> None:
+        super().__init__()
+        self.output_size = _pair(output_size)
+        self.spatial_scale = float(spatial_scale)
+        self.sampling_ratio = int(sampling_ratio)
+        self.aligned = aligned
+        self.clockwise = clockwise
+
+    def forward(self, input: Tensor, rois: Tensor) -> Tensor:  # noqa: A002 (mmcv's name)
+        """Pool ``input`` ``(B, C, H, W)`` over ``rois`` ``(K, 6)`` into ``(K, C, h, w)``."""
+        return roi_align_rotated(
+            input,
+            rois,
+            self.output_size,
+            self.spatial_scale,
+            self.sampling_ratio,
+            self.aligned,
+            self.clockwise,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(output_size={self.output_size}, "
+            f"spatial_scale={self.spatial_scale}, sampling_ratio={self.sampling_ratio}, "
+            f"aligned={self.aligned}, clockwise={self.clockwise})"
+        )

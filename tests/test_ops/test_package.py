@@ -160,6 +160,23 @@ PROVIDED = {
     "fused_bias_leakyrelu",
     "upfirdn2d",
     "SAConv2d",
+    # The rotated / quadrilateral / polygon family.
+    "active_rotated_filter",
+    "box_iou_quadri",
+    "box_iou_rotated",
+    "convex_giou",
+    "convex_iou",
+    "diff_iou_rotated_2d",
+    "diff_iou_rotated_3d",
+    "min_area_polygons",
+    "nms_quadri",
+    "nms_rotated",
+    "points_in_polygons",
+    "RiRoIAlignRotated",
+    "riroi_align_rotated",
+    "RoIAlignRotated",
+    "roi_align_rotated",
+    "rotated_feature_align",
 }
 UNSUPPORTED = sorted(set(ALL_NAMES) - PROVIDED)
 
