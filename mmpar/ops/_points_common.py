@@ -1,0 +1,186 @@
+"""Shared pieces of the point-cloud ops: input checks, point-in-box tests, first-k selection.
+
+The geometry follows mmcv-full 1.7.2's kernels operation by operation (the same float
+expressions in the same order), so thresholds such as "inside the box" or "inside the ball"
+decide alike on the same float32 input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "check",
+    "check_indices",
+    "check_points",
+    "chunk_ranges",
+    "first_true_indices",
+    "local_box_coords",
+    "rz_cos_sin",
+    "squared_distances",
+]
+
+# Elements of a (batch, rows, columns) temporary processed at once: bounds the memory of the
+# pairwise steps (about 8 bytes per element at the peak) whatever the input size.
+_CHUNK_ELEMENTS = 1 << 22
+
+
+def check(condition: bool, op: str, what: str, exc: type[Exception] = ValueError) -> None:
+    """Raise ``exc`` with a message naming ``op`` unless ``condition`` holds."""
+    if not condition:
+        raise exc(f"mmpar.ops.{op}: {what}")
+
+
+def check_points(x: object, op: str, name: str, ndim: int, last: int | None = None) -> None:
+    """Check that ``x`` is a floating tensor of ``ndim`` dims (and ``last`` entries per row).
+
+    Raises:
+        TypeError: When ``x`` is not a floating-point tensor.
+        AssertionError: When its shape is wrong (mmcv asserts the shapes).
+    """
+    check(
+        isinstance(x, Tensor),
+        op,
+        f"{name} must be a torch.Tensor, got {type(x).__name__}",
+        TypeError,
+    )
+    assert isinstance(x, Tensor)
+    check(
+        x.is_floating_point(),
+        op,
+        f"{name} must be a floating-point tensor, got {x.dtype}",
+        TypeError,
+    )
+    shape = tuple(x.shape)
+    want = f"{ndim} dims" + (f" with last size {last}" if last is not None else "")
+    check(
+        x.dim() == ndim and (last is None or shape[-1] == last),
+        op,
+        f"{name} must have {want}, got shape {shape}",
+        AssertionError,
+    )
+
+
+def check_indices(
+    idx: object, size: int, op: str, name: str, allow_minus_one: bool = False
+) -> Tensor:
+    """Check an index tensor against ``[0, size)`` and return it as int64.
+
+    One reduction (min and max) and one host sync: cheap next to the op itself.
+
+    Raises:
+        TypeError: When ``idx`` is not an integer tensor.
+        IndexError: When an index falls outside ``[0, size)`` (``-1`` is allowed, meaning
+            "no point", when ``allow_minus_one``).
+    """
+    check(
+        isinstance(idx, Tensor),
+        op,
+        f"{name} must be a torch.Tensor, got {type(idx).__name__}",
+        TypeError,
+    )
+    assert isinstance(idx, Tensor)
+    check(
+        not idx.is_floating_point() and not idx.is_complex() and idx.dtype != torch.bool,
+        op,
+        f"{name} must be an integer tensor (int32 or int64), got {idx.dtype}",
+        TypeError,
+    )
+    idx = idx.long()
+    if idx.numel():
+        low, high = (int(v) for v in torch.aminmax(idx))
+        floor = -1 if allow_minus_one else 0
+        check(
+            low >= floor and high < size,
+            op,
+            f"{name} holds indices in [{low}, {high}], outside [{floor}, {size}): each must "
+            f"index the {size} points it selects from",
+            IndexError,
+        )
+    return idx
+
+
+def chunk_ranges(rows: int, per_row: int) -> Iterator[tuple[int, int]]:
+    """Split ``rows`` into ``(start, stop)`` ranges of about ``_CHUNK_ELEMENTS / per_row`` rows."""
+    step = max(1, _CHUNK_ELEMENTS // max(per_row, 1))
+    for start in range(0, rows, step):
+        yield start, min(rows, start + step)
+
+
+def squared_distances(centers: Tensor, points: Tensor) -> Tensor:
+    """``(B, M, N)`` squared distances as mmcv's kernels compute them: dx*dx + dy*dy + dz*dz.
+
+    Not ``torch.cdist`` (a matrix product underneath): summing the squared differences in
+    this order gives the same float32 value as the kernels, so radius and nearest-neighbour
+    decisions agree at the boundaries.
+    """
+    total = None
+    for axis in range(centers.shape[-1]):
+        diff = centers[..., axis].unsqueeze(2) - points[..., axis].unsqueeze(1)
+        term = diff * diff
+        total = term if total is None else total + term
+    assert total is not None
+    return total
+
+
+def first_true_indices(mask: Tensor, k: int) -> tuple[Tensor, Tensor]:
+    """Positions of the first ``k`` true entries along the last axis, in order.
+
+    Args:
+        mask: ``(..., N)`` booleans.
+        k: How many positions to return per row.
+
+    Returns:
+        ``(positions, count)``: ``(..., k)`` int64 positions (``-1`` past the row's last true
+        entry) and the ``(...)`` number of true entries of each row.
+    """
+    n = mask.shape[-1]
+    rank = mask.to(torch.int32).cumsum(-1, dtype=torch.int32)
+    count = rank[..., -1] if n else mask.new_zeros(mask.shape[:-1], dtype=torch.int32)
+    wanted = torch.arange(1, k + 1, device=mask.device, dtype=torch.int32)
+    wanted = wanted.expand(*mask.shape[:-1], k).contiguous()
+    # The rank is a running count, so the j-th true entry sits where it first reaches j.
+    pos = torch.searchsorted(rank.contiguous(), wanted)
+    pos = torch.where(pos < n, pos, torch.full_like(pos, -1))
+    return pos, count.long()
+
+
+def rz_cos_sin(rz: Tensor) -> tuple[Tensor, Tensor]:
+    """``cos(-rz)``, ``sin(-rz)`` rounded from float64, as C's ``cosf``/``sinf`` give them."""
+    wide = -rz.double()
+    return torch.cos(wide).to(rz.dtype), torch.sin(wide).to(rz.dtype)
+
+
+def local_box_coords(points: Tensor, boxes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Where points fall in 3D boxes, following mmcv's ``check_pt_in_box3d``.
+
+    Args:
+        points: ``(B, N, 3)`` points ``(x, y, z)``.
+        boxes: ``(B, T, 7)`` boxes ``(x, y, z, x_size, y_size, z_size, rz)``, ``z`` the bottom
+            centre (LiDAR/depth coordinates).
+
+    Returns:
+        ``(inside, local_x, local_y)``, each ``(B, N, T)``: whether the point is strictly
+        inside the box in x and y and within its height (bounds included), and the point in
+        the box's frame (x and y relative to the box centre, rotated by ``-rz``).
+    """
+    x, y, z = (points[..., i].unsqueeze(2) for i in range(3))
+    cx, cy, cz, dx, dy, dz = (boxes[..., i].unsqueeze(1) for i in range(6))
+    cosa, sina = (v.unsqueeze(1) for v in rz_cos_sin(boxes[..., 6]))
+    half_z = dz / 2
+    in_height = (z - (cz + half_z)).abs() <= half_z
+    shift_x, shift_y = x - cx, y - cy
+    local_x = shift_x * cosa + shift_y * (-sina)
+    local_y = shift_x * sina + shift_y * cosa
+    half_x, half_y = dx / 2, dy / 2
+    inside = (
+        in_height
+        & (local_x > -half_x)
+        & (local_x < half_x)
+        & (local_y > -half_y)
+        & (local_y < half_y)
+    )
+    return inside, local_x, local_y
