@@ -115,8 +115,9 @@ def overlap_matrix(boxes_a: Tensor, boxes_b: Tensor, upper_only: bool = False) -
 def greedy_keep(suppresses: Tensor) -> Tensor:
     """Greedy NMS on a score-sorted ``(N, N)`` matrix: ``suppresses[i, j]`` for ``i < j``.
 
-    Box ``j`` is kept when no kept box before it suppresses it. Each pass recomputes every
-    box's fate from the previous pass; box ``k`` is final after ``k`` passes, and a pass that
+    Box ``j`` is kept when no kept box before it suppresses it. Boxes that suppress nothing
+    and are suppressed by nothing are kept outright; on the rest, each pass recomputes every
+    box's fate from the previous pass. Box ``k`` is final after ``k`` passes, and a pass that
     changes nothing is the unique fixed point, so the loop ends after as many passes as the
     longest chain of suppressions (a few in practice), each one matrix-wide operation.
 
@@ -126,9 +127,13 @@ def greedy_keep(suppresses: Tensor) -> Tensor:
     n = suppresses.shape[0]
     keep = torch.ones(n, dtype=torch.bool, device=suppresses.device)
     suppresses = suppresses.triu(1)
-    for _ in range(n):
-        new = ~(suppresses & keep.unsqueeze(1)).any(0)
-        if torch.equal(new, keep):
+    involved = (suppresses.any(0) | suppresses.any(1)).nonzero(as_tuple=True)[0]
+    sub = suppresses[involved][:, involved]
+    sub_keep = torch.ones(len(involved), dtype=torch.bool, device=suppresses.device)
+    for _ in range(len(involved)):
+        new = ~(sub & sub_keep.unsqueeze(1)).any(0)
+        if torch.equal(new, sub_keep):
             break
-        keep = new
+        sub_keep = new
+    keep[involved] = sub_keep
     return keep
