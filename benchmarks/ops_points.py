@@ -15,6 +15,7 @@ ops are CUDA-only, so only our time is shown for them.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import statistics
 import time
@@ -162,11 +163,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--only", default=None, help="run the ops whose name contains this")
+    parser.add_argument(
+        "--mmcv-module",
+        default="mmcv.ops",
+        help="module with mmcv's points_in_boxes_cpu, boxes_iou_bev and nms_bev (mmcv.ops)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     warnings.simplefilter("ignore", DeprecationWarning)
     try:
-        from mmcv import ops as mmcv_ops
+        mmcv_ops = importlib.import_module(args.mmcv_module)
     except ImportError:
         mmcv_ops = None
     print("| op | mmpar ms | mmcv-full CPU ms | ratio |\n|---|---:|---:|---:|")
