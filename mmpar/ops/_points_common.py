@@ -13,12 +13,13 @@ import torch
 from torch import Tensor
 
 __all__ = [
+    "box_frame",
     "check",
     "check_indices",
     "check_points",
     "chunk_ranges",
     "first_true_indices",
-    "local_box_coords",
+    "in_boxes_mask",
     "rz_cos_sin",
     "squared_distances",
 ]
@@ -103,9 +104,11 @@ def check_indices(
     return idx
 
 
-def chunk_ranges(rows: int, per_row: int) -> Iterator[tuple[int, int]]:
-    """Split ``rows`` into ``(start, stop)`` ranges of about ``_CHUNK_ELEMENTS / per_row`` rows."""
-    step = max(1, _CHUNK_ELEMENTS // max(per_row, 1))
+def chunk_ranges(
+    rows: int, per_row: int, budget: int = _CHUNK_ELEMENTS
+) -> Iterator[tuple[int, int]]:
+    """Split ``rows`` into ``(start, stop)`` ranges of about ``budget / per_row`` rows."""
+    step = max(1, budget // max(per_row, 1))
     for start in range(0, rows, step):
         yield start, min(rows, start + step)
 
@@ -154,8 +157,12 @@ def rz_cos_sin(rz: Tensor) -> tuple[Tensor, Tensor]:
     return torch.cos(wide).to(rz.dtype), torch.sin(wide).to(rz.dtype)
 
 
-def local_box_coords(points: Tensor, boxes: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Where points fall in 3D boxes, following mmcv's ``check_pt_in_box3d``.
+def in_boxes_mask(points: Tensor, boxes: Tensor) -> Tensor:
+    """Which points are in which 3D boxes, as mmcv's ``check_pt_in_box3d`` decides it.
+
+    A point is in a box when it is within the box's height (bounds included) and strictly
+    inside its rotated footprint. Computed over chunks of points, in place, so the
+    temporaries stay small.
 
     Args:
         points: ``(B, N, 3)`` points ``(x, y, z)``.
@@ -163,24 +170,38 @@ def local_box_coords(points: Tensor, boxes: Tensor) -> tuple[Tensor, Tensor, Ten
             centre (LiDAR/depth coordinates).
 
     Returns:
-        ``(inside, local_x, local_y)``, each ``(B, N, T)``: whether the point is strictly
-        inside the box in x and y and within its height (bounds included), and the point in
-        the box's frame (x and y relative to the box centre, rotated by ``-rz``).
+        ``(B, N, T)`` booleans.
     """
-    x, y, z = (points[..., i].unsqueeze(2) for i in range(3))
+    batch, n = points.shape[:2]
+    out = torch.empty(batch, n, boxes.shape[1], dtype=torch.bool, device=points.device)
     cx, cy, cz, dx, dy, dz = (boxes[..., i].unsqueeze(1) for i in range(6))
     cosa, sina = (v.unsqueeze(1) for v in rz_cos_sin(boxes[..., 6]))
-    half_z = dz / 2
-    in_height = (z - (cz + half_z)).abs() <= half_z
-    shift_x, shift_y = x - cx, y - cy
-    local_x = shift_x * cosa + shift_y * (-sina)
-    local_y = shift_x * sina + shift_y * cosa
-    half_x, half_y = dx / 2, dy / 2
-    inside = (
-        in_height
-        & (local_x > -half_x)
-        & (local_x < half_x)
-        & (local_y > -half_y)
-        & (local_y < half_y)
-    )
-    return inside, local_x, local_y
+    half_x, half_y, half_z = dx / 2, dy / 2, dz / 2
+    centre_z = cz + half_z
+    # Chunks of about 64k pairs: each temporary stays in cache.
+    for start, stop in chunk_ranges(n, batch * boxes.shape[1], budget=1 << 16):
+        x, y, z = (points[:, start:stop, i].unsqueeze(2) for i in range(3))
+        inside = out[:, start:stop]
+        torch.le((z - centre_z).abs_(), half_z, out=inside)
+        shift_x, shift_y = x - cx, y - cy
+        # local_x = sx * cos + sy * (-sin), local_y = sx * sin + sy * cos, as the kernel; and
+        # -h < v < h is |v| < h.
+        local = shift_x * cosa
+        local -= shift_y * sina
+        inside &= local.abs_() < half_x
+        local = shift_x.mul_(sina)
+        local += shift_y.mul_(cosa)
+        inside &= local.abs_() < half_y
+    return out
+
+
+def box_frame(points: Tensor, boxes: Tensor) -> tuple[Tensor, Tensor]:
+    """Points in their boxes' frames, pair by pair: ``(P, 3)`` points and ``(P, 7)`` boxes.
+
+    Returns:
+        ``(local_x, local_y)``, each ``(P,)``: x and y relative to the box centre, rotated by
+        ``-rz`` with the kernel's float expressions.
+    """
+    cosa, sina = rz_cos_sin(boxes[:, 6])
+    shift_x, shift_y = points[:, 0] - boxes[:, 0], points[:, 1] - boxes[:, 1]
+    return shift_x * cosa - shift_y * sina, shift_x * sina + shift_y * cosa

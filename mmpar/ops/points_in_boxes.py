@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._points_common import check, check_points, local_box_coords
+from ._points_common import check, check_points, in_boxes_mask
 
 __all__ = ["points_in_boxes_all", "points_in_boxes_cpu", "points_in_boxes_part"]
 
@@ -32,7 +32,7 @@ def _inside(op: str, points: Tensor, boxes: Tensor) -> Tensor:
         AssertionError,
     )
     dtype = torch.promote_types(points.dtype, boxes.dtype)
-    return local_box_coords(points.to(dtype), boxes.to(dtype))[0]
+    return in_boxes_mask(points.to(dtype), boxes.to(dtype))
 
 
 def points_in_boxes_part(points: Tensor, boxes: Tensor) -> Tensor:

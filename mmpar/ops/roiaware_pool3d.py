@@ -13,7 +13,7 @@ from torch import Tensor, nn
 
 from mmpar.utils import is_tuple_of
 
-from ._points_common import check, check_points, local_box_coords
+from ._points_common import box_frame, check, check_points, in_boxes_mask
 
 __all__ = ["RoIAwarePool3d"]
 
@@ -24,15 +24,16 @@ def _voxel_of_points(
     rois: Tensor, pts: Tensor, out_size: tuple[int, int, int]
 ) -> tuple[Tensor, Tensor]:
     """``(roi, point)`` index pairs of the points inside each RoI, and their flat voxel."""
-    inside, local_x, local_y = local_box_coords(pts.unsqueeze(0), rois.unsqueeze(0))
-    pt, roi = inside[0].nonzero(as_tuple=True)  # pairs sorted by point
+    inside = in_boxes_mask(pts.unsqueeze(0), rois.unsqueeze(0))[0]
+    pt, roi = inside.nonzero(as_tuple=True)  # pairs sorted by point
     box = rois[roi]
+    local_x, local_y = box_frame(pts[pt], box)
     out_x, out_y, out_z = out_size
     x_size, y_size, z_size = box[:, 3], box[:, 4], box[:, 5]
     # The kernel's float expressions: offset from the box's low corner over the voxel size,
     # truncated, then clamped into the grid.
-    x_idx = ((local_x[0, pt, roi] + x_size / 2) / (x_size / out_x)).long().clamp(0, out_x - 1)
-    y_idx = ((local_y[0, pt, roi] + y_size / 2) / (y_size / out_y)).long().clamp(0, out_y - 1)
+    x_idx = ((local_x + x_size / 2) / (x_size / out_x)).long().clamp(0, out_x - 1)
+    y_idx = ((local_y + y_size / 2) / (y_size / out_y)).long().clamp(0, out_y - 1)
     z_idx = ((pts[pt, 2] - box[:, 2]) / (z_size / out_z)).long().clamp(0, out_z - 1)
     voxel = (x_idx * out_y + y_idx) * out_z + z_idx
     return torch.stack([roi, pt]), voxel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ._points_common import check, check_points, first_true_indices, local_box_coords
+from ._points_common import check, check_points, first_true_indices, in_boxes_mask
 
 __all__ = ["RoIPointPool3d"]
 
@@ -62,7 +62,7 @@ class RoIPointPool3d(nn.Module):
         )
         samples = self.num_sampled_points
         with torch.no_grad():
-            inside = local_box_coords(points, boxes3d.to(points.dtype))[0]  # (B, N, M)
+            inside = in_boxes_mask(points, boxes3d.to(points.dtype))  # (B, N, M)
             pos, count = first_true_indices(inside.transpose(1, 2), samples)  # (B, M, S)
             # Fewer points than slots: slot k repeats the (k mod count)-th point.
             slot = torch.arange(samples, device=points.device)
