@@ -8,6 +8,8 @@ differentiable, with gradcheck in float64.
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
 from mmpar.ops import (
@@ -347,3 +349,34 @@ def test_assign_score_withk_matches_kernel_loop_and_gradient():
     knn_idx[0, 0, 0] = -3
     with pytest.raises(IndexError, match="centre"):
         assign_score_withk(scores, points, centres, knn_idx)
+
+
+_sizes = st.integers(0, 5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_sizes, _sizes, _sizes, st.integers(-3, 8), st.integers(1, 4))
+def test_bad_or_empty_input_gives_a_result_or_one_clear_error(batch, n, m, index, k):
+    """Generated sizes (zeros included) and indices: a well-shaped result or a documented error."""
+    xyz = torch.rand(batch, n, 3)
+    centres = torch.rand(batch, m, 3)
+    feats = torch.rand(batch, 2, n)
+    idx = torch.full((batch, m), index, dtype=torch.int32)
+    try:
+        assert gather_points(feats, idx).shape == (batch, 2, m)
+        assert batch * m == 0 or 0 <= index < n
+    except IndexError as err:
+        assert "gather_points" in str(err) and not 0 <= index < n
+    grouped = torch.full((batch, m, k), index, dtype=torch.int32)
+    try:
+        assert grouping_operation(feats, grouped).shape == (batch, 2, m, k)
+    except IndexError as err:
+        assert "grouping_operation" in str(err)
+    assert ball_query(0, 0.5, k, xyz, centres).shape == (batch, m, k)
+    assert knn(k, xyz, centres).shape == (batch, k, m)
+    dist, nn = three_nn(centres, xyz)
+    assert dist.shape == nn.shape == (batch, m, 3)
+    assert furthest_point_sample(xyz, k).shape == (batch, k)
+    d1, d2, i1, i2 = chamfer_distance(xyz[..., :2], centres[..., :2])
+    assert d1.shape == i1.shape == (batch, n) and d2.shape == i2.shape == (batch, m)
+    assert not any(torch.isnan(t).any() for t in (d1, d2))
