@@ -6,8 +6,9 @@ Three kinds of names (the table in ``docs/migrating_from_mmcv.md`` lists each):
   ``batched_nms``, ``RoIAlign``, ``RoIPool``, ``DeformConv2d``, ``ModulatedDeformConv2d``,
   the focal losses, ...;
 - in plain PyTorch: ``point_sample``, ``CARAFE``, ``CornerPool``, ``soft_nms``,
-  ``bbox_overlaps``, ...;
-- the rest (3D point-cloud, rotated-box, sparse-convolution ops, ...) import fine, and using
+  ``bbox_overlaps``, the 3D point-cloud ops (``furthest_point_sample``, ``ball_query``,
+  ``points_in_boxes_*``, ``nms3d``, ``RoIAwarePool3d``, ...; ``docs/ops_point_cloud.md``), ...;
+- the rest (rotated-box, sparse-convolution ops, ...) import fine, and using
   one raises :class:`UnsupportedOpError` (a ``NotImplementedError``) naming the op and what
   to use instead.
 
