@@ -64,20 +64,21 @@ def furthest_point_sample(points_xyz: Tensor, num_points: int) -> Tensor:
     op = "furthest_point_sample"
     check_points(points_xyz, op, "points_xyz", 3, 3)
     num_points = _check_num(op, num_points)
-    coords = [points_xyz[..., axis].contiguous() for axis in range(3)]
+    planar = points_xyz.transpose(1, 2).contiguous()  # (B, 3, N): each axis one row
     rows = torch.arange(points_xyz.shape[0], device=points_xyz.device)
+    diff = torch.empty_like(planar)
+    dist = torch.empty_like(planar[:, 0])
 
     def step_dist(last: Tensor) -> Tensor:
-        # (x2 - x1)^2 + (y2 - y1)^2 + (z2 - z1)^2 in this order, as mmcv's kernel sums it.
-        total = None
-        for c in coords:
-            diff = c - c[rows, last].unsqueeze(1)
-            total = diff * diff if total is None else total + diff * diff
-        assert total is not None
-        return total
+        # (x2 - x1)^2 + (y2 - y1)^2 + (z2 - z1)^2 in this order, as mmcv's kernel sums it;
+        # into preallocated buffers, as this runs once per sampled point.
+        torch.sub(planar, points_xyz[rows, last].unsqueeze(2), out=diff)
+        diff.mul_(diff)
+        torch.add(diff[:, 0], diff[:, 1], out=dist)
+        return dist.add_(diff[:, 2])
 
     with torch.no_grad():
-        return _sample(coords[0], step_dist, num_points)
+        return _sample(planar[:, 0], step_dist, num_points)
 
 
 def furthest_point_sample_with_dist(points_dist: Tensor, num_points: int) -> Tensor:
