@@ -144,7 +144,14 @@ def ball_query(
             f"{center_xyz.shape[0]}",
         )
         low2, high2 = _square32(min_radius), _square32(max_radius)
-        idx = _query(
-            xyz, center_xyz, sample_num, lambda d2: (d2 == 0) | ((d2 >= low2) & (d2 < high2)), 0
-        )
+        if low2 == 0 and high2 > 0:
+            # d2 >= 0, so "d2 == 0 or 0 <= d2 < high2" is just "d2 < high2": one pass, not five.
+            def keep(d2: Tensor) -> Tensor:
+                return d2 < high2
+        else:
+
+            def keep(d2: Tensor) -> Tensor:
+                return (d2 == 0) | ((d2 >= low2) & (d2 < high2))
+
+        idx = _query(xyz, center_xyz, sample_num, keep, 0)
         return idx.to(torch.int32)
