@@ -4,6 +4,12 @@
 ``boxes_iou_bev`` / ``nms_bev`` (which mmcv runs on its ``box_iou_rotated`` / ``nms_rotated``
 CPU kernels). Run from the repository root with a CPU build of mmcv-full 1.7.2:
 ``python -m scripts.mmcv_reference.points``.
+
+The committed data (2026-11-28) came from these same functions run with ``ops`` a module that
+mirrors mmcv's three Python wrappers over mmcv-full 1.7.2's own CPU kernels
+(``csrc/pytorch/cpu/points_in_boxes.cpp``, ``box_iou_rotated.cpp``, ``nms_rotated.cpp``)
+compiled alone with ``torch.utils.cpp_extension``, as the full build was not finished; a full
+build runs the same kernel code.
 """
 
 from __future__ import annotations
