@@ -16,6 +16,7 @@ __all__ = [
     "box_frame",
     "check",
     "check_indices",
+    "check_pair",
     "check_points",
     "chunk_ranges",
     "first_true_indices",
@@ -61,6 +62,26 @@ def check_points(x: object, op: str, name: str, ndim: int, last: int | None = No
         x.dim() == ndim and (last is None or shape[-1] == last),
         op,
         f"{name} must have {want}, got shape {shape}",
+        AssertionError,
+    )
+
+
+def check_pair(op: str, a: Tensor, b: Tensor, name_a: str, name_b: str) -> None:
+    """Check that two inputs share their batch size (dim 0) and device.
+
+    Raises:
+        AssertionError: When they do not (mmcv asserts these where it checks them).
+    """
+    check(
+        a.shape[0] == b.shape[0],
+        op,
+        f"{name_a} and {name_b} must have the same batch size, got {a.shape[0]} and {b.shape[0]}",
+        AssertionError,
+    )
+    check(
+        a.device == b.device,
+        op,
+        f"{name_a} and {name_b} must be on the same device, got {a.device} and {b.device}",
         AssertionError,
     )
 

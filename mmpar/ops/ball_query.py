@@ -11,6 +11,7 @@ from torch import Tensor
 
 from ._points_common import (
     check,
+    check_pair,
     check_points,
     chunk_ranges,
     first_true_indices,
@@ -115,9 +116,10 @@ def ball_query(
         ``(M1 + M2 + ..., sample_num)`` indices local to each sample.
 
     Raises:
-        AssertionError: When ``min_radius >= max_radius``, or on wrong shapes (as mmcv asserts).
+        AssertionError: When ``min_radius >= max_radius``, on wrong shapes, or different batch
+            sizes or devices (as mmcv asserts the first two).
         TypeError: When the coordinates are not floating tensors.
-        ValueError: When the batch sizes or stacked counts disagree, or ``sample_num < 1``.
+        ValueError: When the stacked counts disagree with the inputs, or ``sample_num < 1``.
     """
     check(
         min_radius < max_radius,
@@ -137,12 +139,7 @@ def ball_query(
             )
         check_points(xyz, _OP, "xyz", 3, 3)
         check_points(center_xyz, _OP, "center_xyz", 3, 3)
-        check(
-            xyz.shape[0] == center_xyz.shape[0],
-            _OP,
-            f"xyz and center_xyz must have the same batch size, got {xyz.shape[0]} and "
-            f"{center_xyz.shape[0]}",
-        )
+        check_pair(_OP, xyz, center_xyz, "xyz", "center_xyz")
         low2, high2 = _square32(min_radius), _square32(max_radius)
         if low2 == 0 and high2 > 0:
             # d2 >= 0, so "d2 == 0 or 0 <= d2 < high2" is just "d2 < high2": one pass, not five.

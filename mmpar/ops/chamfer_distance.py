@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._points_common import check, check_points, chunk_ranges, squared_distances
+from ._points_common import check_pair, check_points, chunk_ranges, squared_distances
 
 __all__ = ["chamfer_distance"]
 
@@ -48,12 +48,7 @@ def chamfer_distance(xyz1: Tensor, xyz2: Tensor) -> tuple[Tensor, Tensor, Tensor
     op = "chamfer_distance"
     check_points(xyz1, op, "xyz1", 3, 2)
     check_points(xyz2, op, "xyz2", 3, 2)
-    check(
-        xyz1.shape[0] == xyz2.shape[0],
-        op,
-        f"xyz1 and xyz2 must have the same batch size, got {xyz1.shape[0]} and {xyz2.shape[0]}",
-        AssertionError,
-    )
+    check_pair(op, xyz1, xyz2, "xyz1", "xyz2")
     with torch.no_grad():
         idx1 = _nearest(xyz1, xyz2)
         idx2 = _nearest(xyz2, xyz1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._points_common import check, check_points, in_boxes_mask
+from ._points_common import check_pair, check_points, in_boxes_mask
 
 __all__ = ["points_in_boxes_all", "points_in_boxes_cpu", "points_in_boxes_part"]
 
@@ -18,19 +18,7 @@ __all__ = ["points_in_boxes_all", "points_in_boxes_cpu", "points_in_boxes_part"]
 def _inside(op: str, points: Tensor, boxes: Tensor) -> Tensor:
     check_points(points, op, "points", 3, 3)
     check_points(boxes, op, "boxes", 3, 7)
-    check(
-        points.shape[0] == boxes.shape[0],
-        op,
-        f"points and boxes must have the same batch size, got {points.shape[0]} and "
-        f"{boxes.shape[0]}",
-        AssertionError,
-    )
-    check(
-        points.device == boxes.device,
-        op,
-        f"points and boxes must be on the same device, got {points.device} and {boxes.device}",
-        AssertionError,
-    )
+    check_pair(op, points, boxes, "points", "boxes")
     dtype = torch.promote_types(points.dtype, boxes.dtype)
     return in_boxes_mask(points.to(dtype), boxes.to(dtype))
 

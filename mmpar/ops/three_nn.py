@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._points_common import check, check_points, chunk_ranges, squared_distances
+from ._points_common import check_pair, check_points, chunk_ranges, squared_distances
 
 __all__ = ["three_nn"]
 
@@ -31,13 +31,7 @@ def three_nn(target: Tensor, source: Tensor) -> tuple[Tensor, Tensor]:
     op = "three_nn"
     check_points(target, op, "target", 3, 3)
     check_points(source, op, "source", 3, 3)
-    check(
-        target.shape[0] == source.shape[0],
-        op,
-        f"target and source must have the same batch size, got {target.shape[0]} and "
-        f"{source.shape[0]}",
-        AssertionError,
-    )
+    check_pair(op, target, source, "target", "source")
     batch, n = target.shape[:2]
     m = source.shape[1]
     dist2 = torch.full((batch, n, 3), float("inf"), dtype=target.dtype, device=target.device)

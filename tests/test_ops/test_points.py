@@ -146,7 +146,7 @@ def test_ball_query_bad_input():
     xyz = _cloud(1, 10)
     with pytest.raises(AssertionError, match="min_radius"):
         ball_query(0.3, 0.2, 4, xyz, xyz)
-    with pytest.raises(ValueError, match="batch size"):
+    with pytest.raises(AssertionError, match="batch size"):
         ball_query(0, 0.2, 4, xyz, _cloud(2, 3))
     with pytest.raises(ValueError, match="batch counts"):
         ball_query(
