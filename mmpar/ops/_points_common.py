@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 __all__ = [
+    "batch_counts",
     "box_frame",
     "check",
     "check_indices",
@@ -84,6 +85,41 @@ def check_pair(op: str, a: Tensor, b: Tensor, name_a: str, name_b: str) -> None:
         f"{name_a} and {name_b} must be on the same device, got {a.device} and {b.device}",
         AssertionError,
     )
+
+
+def batch_counts(op: str, rows: dict[str, tuple[int, Tensor]]) -> list[list[int]]:
+    """Check the per-sample counts of stacked inputs and return them as lists.
+
+    Args:
+        op: The op's name, for the messages.
+        rows: For each counts argument's name: (the stacked input's rows, the counts).
+
+    Raises:
+        AssertionError: When a counts tensor is not 1-D int32 (as mmcv asserts).
+        ValueError: When the counts are negative, differ in length, or do not sum to their
+            input's rows.
+    """
+    lists = []
+    for name, (total, cnt) in rows.items():
+        check(
+            isinstance(cnt, Tensor) and cnt.dtype == torch.int32 and cnt.dim() == 1,
+            op,
+            f"{name} must be a 1-D int32 tensor of per-sample counts",
+            AssertionError,
+        )
+        values = cnt.tolist()
+        check(
+            min(values, default=0) >= 0 and sum(values) == total,
+            op,
+            f"{name} {values} must be >= 0 and sum to the {total} stacked rows",
+        )
+        lists.append(values)
+    check(
+        len({len(v) for v in lists}) <= 1,
+        op,
+        f"{' and '.join(rows)} must have one count per sample each, got {[len(v) for v in lists]}",
+    )
+    return lists
 
 
 def check_indices(

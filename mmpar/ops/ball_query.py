@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from ._points_common import (
+    batch_counts,
     check,
     check_pair,
     check_points,
@@ -52,27 +53,12 @@ def _stacked(
 ) -> Tensor:
     check_points(xyz, _OP, "xyz", 2, 3)
     check_points(center_xyz, _OP, "center_xyz", 2, 3)
-    for name, cnt in (
-        ("xyz_batch_cnt", xyz_batch_cnt),
-        ("center_xyz_batch_cnt", center_xyz_batch_cnt),
-    ):
-        check(
-            isinstance(cnt, Tensor) and cnt.dtype == torch.int32 and cnt.dim() == 1,
-            _OP,
-            f"{name} must be a 1-D int32 tensor of per-sample counts",
-            AssertionError,
-        )
-    counts = xyz_batch_cnt.tolist()
-    center_counts = center_xyz_batch_cnt.tolist()
-    check(
-        len(counts) == len(center_counts)
-        and sum(counts) == xyz.shape[0]
-        and sum(center_counts) == center_xyz.shape[0]
-        and min(counts + center_counts, default=0) >= 0,
+    counts, center_counts = batch_counts(
         _OP,
-        f"the batch counts {counts} and {center_counts} must be >= 0, as many, and sum to the "
-        f"{xyz.shape[0]} points and {center_xyz.shape[0]} centres",
-        ValueError,
+        {
+            "xyz_batch_cnt": (xyz.shape[0], xyz_batch_cnt),
+            "center_xyz_batch_cnt": (center_xyz.shape[0], center_xyz_batch_cnt),
+        },
     )
     radius2 = _square32(max_radius)
     parts = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ._points_common import check, check_indices, check_points
+from ._points_common import batch_counts, check, check_indices, check_points
 from .ball_query import ball_query
 from .knn import knn
 
@@ -23,16 +23,6 @@ def _group_stacked(
     features: Tensor, indices: Tensor, features_batch_cnt: Tensor, indices_batch_cnt: Tensor
 ) -> Tensor:
     check_points(features, _OP, "features", 2)
-    for name, cnt in (
-        ("features_batch_cnt", features_batch_cnt),
-        ("indices_batch_cnt", indices_batch_cnt),
-    ):
-        check(
-            isinstance(cnt, Tensor) and cnt.dtype == torch.int32 and cnt.dim() == 1,
-            _OP,
-            f"{name} must be a 1-D int32 tensor of per-sample counts",
-            AssertionError,
-        )
     check(
         isinstance(indices, Tensor) and indices.dim() == 2,
         _OP,
@@ -40,23 +30,22 @@ def _group_stacked(
         f"{tuple(getattr(indices, 'shape', ()))}",
         AssertionError,
     )
-    counts = features_batch_cnt.long()
-    idx_counts = indices_batch_cnt.long()
-    check(
-        counts.numel() == idx_counts.numel()
-        and int(counts.sum()) == features.shape[0]
-        and int(idx_counts.sum()) == indices.shape[0]
-        and bool((counts >= 0).all() and (idx_counts >= 0).all()),
+    feature_counts, index_counts = batch_counts(
         _OP,
-        "the batch counts must be >= 0, as many, and sum to the stacked features and indices",
+        {
+            "features_batch_cnt": (features.shape[0], features_batch_cnt),
+            "indices_batch_cnt": (indices.shape[0], indices_batch_cnt),
+        },
     )
+    counts = torch.tensor(feature_counts, dtype=torch.long, device=indices.device)
+    idx_counts = torch.tensor(index_counts, dtype=torch.long, device=indices.device)
     idx = check_indices(indices, features.shape[0], _OP, "indices", allow_minus_one=True)
     # Each row's indices are local to its sample: shift them by the sample's first feature row.
     sample_of_row = torch.repeat_interleave(
-        torch.arange(counts.numel(), device=idx.device), idx_counts.to(idx.device)
+        torch.arange(counts.numel(), device=idx.device), idx_counts
     )
-    starts = (torch.cumsum(counts, 0) - counts).to(idx.device)
-    sizes = counts.to(idx.device)[sample_of_row].unsqueeze(1)
+    starts = torch.cumsum(counts, 0) - counts
+    sizes = counts[sample_of_row].unsqueeze(1)
     check(
         bool((idx < sizes).all()),
         _OP,
