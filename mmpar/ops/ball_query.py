@@ -5,6 +5,8 @@ On any device, in chunks of centres so the pairwise step stays within a fixed me
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -29,14 +31,16 @@ def _square32(radius: float) -> float:
     return float(np.float32(radius) * np.float32(radius))
 
 
-def _query(xyz: Tensor, center_xyz: Tensor, sample_num: int, keep: object, empty: int) -> Tensor:
+def _query(
+    xyz: Tensor, center_xyz: Tensor, sample_num: int, keep: Callable[[Tensor], Tensor], empty: int
+) -> Tensor:
     """Indices ``(B, M, sample_num)`` of the first points with ``keep(d2)``, padded as mmcv."""
     batch, m = center_xyz.shape[:2]
     n = xyz.shape[1]
     out = torch.empty(batch, m, sample_num, dtype=torch.long, device=xyz.device)
     for start, stop in chunk_ranges(m, batch * n):
         d2 = squared_distances(center_xyz[:, start:stop], xyz)
-        pos, count = first_true_indices(keep(d2), sample_num)  # type: ignore[operator]
+        pos, count = first_true_indices(keep(d2), sample_num)
         # mmcv fills a ball's unused slots with its first point (``empty`` if it has none).
         first = torch.where(count > 0, pos[..., 0], empty).unsqueeze(-1)
         out[:, start:stop] = torch.where(pos >= 0, pos, first)

@@ -7,6 +7,8 @@ once, with no host synchronisation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -26,7 +28,7 @@ def _check_num(op: str, num_points: object) -> int:
     return num_points
 
 
-def _sample(first_dist: Tensor, step_dist: object, num_points: int) -> Tensor:
+def _sample(first_dist: Tensor, step_dist: Callable[[Tensor], Tensor], num_points: int) -> Tensor:
     """Run FPS from point 0; ``step_dist(last)`` gives ``(B, N)`` distances to the last picks."""
     batch, n = first_dist.shape
     out = torch.zeros(batch, num_points, dtype=torch.int32, device=first_dist.device)
@@ -36,7 +38,7 @@ def _sample(first_dist: Tensor, step_dist: object, num_points: int) -> Tensor:
     nearest = torch.full_like(first_dist, 1e10)
     last = torch.zeros(batch, dtype=torch.long, device=first_dist.device)
     for j in range(1, num_points):
-        torch.minimum(nearest, step_dist(last), out=nearest)  # type: ignore[operator]
+        torch.minimum(nearest, step_dist(last), out=nearest)
         last = nearest.argmax(1)
         out[:, j] = last
     return out

@@ -199,7 +199,7 @@ class QueryAndGroup(nn.Module):
             idx, unique_cnt = _uniform_resample(idx)
         grouped_xyz = grouping_operation(points_xyz.transpose(1, 2).contiguous(), idx)
         grouped_xyz_diff = grouped_xyz - center_xyz.transpose(1, 2).unsqueeze(-1)
-        if self.normalize_xyz:
+        if self.normalize_xyz and self.max_radius is not None:  # the constructor ties them
             grouped_xyz_diff = grouped_xyz_diff / self.max_radius
         if features is not None:
             grouped_features = grouping_operation(features, idx)
