@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import shapely.geometry
 import torch
-from helpers.mmcv_reference import DATA_DIR, load_reference
+from helpers.mmcv_reference import load_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +33,6 @@ from mmpar.ops import (
 from mmpar.ops._bev_overlap import rotated_corners
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-HAS_REFERENCE = (DATA_DIR / "points").is_dir()
 
 
 def _boxes3d(num, seed, spread=6.0):
@@ -77,7 +76,6 @@ def test_points_in_boxes_follow_the_kernel_loop(device):
     assert torch.all(first[~has] == -1)
 
 
-@pytest.mark.skipif(not HAS_REFERENCE, reason="no mmcv-full reference data for this family")
 def test_points_in_boxes_cpu_equals_mmcv_full():
     case = load_reference("points", "points_in_boxes_cpu")
     assert torch.equal(points_in_boxes_cpu(case["points"], case["boxes"]), case["out"])
@@ -231,7 +229,6 @@ def test_boxes_iou_bev_and_nms_bev_match_shapely_and_greedy():
     assert normal.dtype == torch.int64 and len(normal) <= 30
 
 
-@pytest.mark.skipif(not HAS_REFERENCE, reason="no mmcv-full reference data for this family")
 def test_boxes_iou_bev_and_nms_bev_equal_mmcv_full():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
