@@ -55,7 +55,7 @@ def _group_stacked(
     valid = idx >= 0  # -1 (an empty ball of the stacked ball_query) selects nothing
     rows = torch.where(valid, idx + starts[sample_of_row].unsqueeze(1), 0)
     grouped = features[rows]  # (M, nsample, C)
-    grouped = grouped * valid.unsqueeze(-1).to(grouped.dtype)
+    grouped = torch.where(valid.unsqueeze(-1), grouped, 0)
     return grouped.transpose(1, 2).contiguous()
 
 

@@ -76,7 +76,7 @@ def _pool(
             argmax.scatter_reduce_(0, index, pick, "amin", include_self=True)
             found = argmax < big
         gathered = pts_feature.gather(0, torch.where(found, argmax, 0))
-        pooled = gathered * found.to(gathered.dtype)
+        pooled = torch.where(found, gathered, 0)  # empty voxels: 0, and no gradient
     else:
         sums = pts_feature.new_zeros((total, channels)).index_add(0, cell, feats)
         counts = torch.zeros(total, dtype=pts_feature.dtype, device=pts.device)
