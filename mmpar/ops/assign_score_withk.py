@@ -84,5 +84,5 @@ def assign_score_withk(
     rows = torch.arange(batch, device=idx.device).view(batch, 1, 1)
     # (B, npoint, K, M, out_dim) neighbour minus centre features, masked where invalid.
     diff = point_features[rows, safe] - center_features[rows, centre]
-    diff = diff * valid[..., None, None].to(diff.dtype)
+    diff = torch.where(valid[..., None, None], diff, 0)
     return torch.einsum("bnkm,bnkmo->bonk", scores, diff)
