@@ -7,8 +7,10 @@ Three kinds of names (the table in ``docs/migrating_from_mmcv.md`` lists each):
   the focal losses, ...;
 - in plain PyTorch: ``point_sample``, ``CARAFE``, ``CornerPool``, ``soft_nms``,
   ``bbox_overlaps``, the rotated-box family (``box_iou_rotated``, ``nms_rotated``,
-  ``RoIAlignRotated``, ``convex_iou``, ...), ...;
-- the rest (3D point-cloud, sparse-convolution ops, ...) import fine, and using
+  ``RoIAlignRotated``, ``convex_iou``, ...), the 3D point-cloud ops (``furthest_point_sample``,
+  ``ball_query``, ``points_in_boxes_*``, ``nms3d``, ``RoIAwarePool3d``, ...;
+  ``docs/ops_point_cloud.md``), ...;
+- the rest (sparse-convolution ops, ...) import fine, and using
   one raises :class:`UnsupportedOpError` (a ``NotImplementedError``) naming the op and what
   to use instead.
 

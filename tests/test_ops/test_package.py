@@ -177,6 +177,33 @@ PROVIDED = {
     "RoIAlignRotated",
     "roi_align_rotated",
     "rotated_feature_align",
+
+    # the point-cloud family (issue 34)
+    "furthest_point_sample",
+    "furthest_point_sample_with_dist",
+    "PointsSampler",
+    "ball_query",
+    "knn",
+    "three_nn",
+    "three_interpolate",
+    "gather_points",
+    "grouping_operation",
+    "QueryAndGroup",
+    "GroupAll",
+    "chamfer_distance",
+    "assign_score_withk",
+    "points_in_boxes_part",
+    "points_in_boxes_cpu",
+    "points_in_boxes_all",
+    "boxes_iou_bev",
+    "boxes_iou3d",
+    "boxes_overlap_bev",
+    "nms_bev",
+    "nms_normal_bev",
+    "nms3d",
+    "nms3d_normal",
+    "RoIAwarePool3d",
+    "RoIPointPool3d",
 }
 UNSUPPORTED = sorted(set(ALL_NAMES) - PROVIDED)
 
