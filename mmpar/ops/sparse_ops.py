@@ -281,13 +281,13 @@ def indice_conv(
     else:
         out = features.new_zeros((int(num_activate_out), weight.size(2)))
     gathered = features.index_select(0, source)
-    products = gathered.new_empty((gathered.size(0), weight.size(2)))
-    start = 0
-    for k, n in enumerate(counts):
-        if n:
-            torch.mm(gathered[start : start + n], weight[k], out=products[start : start + n])
-            start += n
-    return out.index_add_(0, target, products)
+    # One matrix product per kernel offset over its contiguous block of pairs; plain ops, so
+    # the fused path (called outside the autograd functions) stays differentiable too.
+    blocks = gathered.split(counts)
+    products = [block @ weight[k] for k, block in enumerate(blocks) if counts[k]]
+    if not products:
+        return out
+    return out.index_add(0, target, torch.cat(products))
 
 
 def indice_conv_backward(
@@ -315,15 +315,13 @@ def indice_conv_backward(
         input_bp = torch.zeros_like(features)
     gathered = features.index_select(0, source)
     grads = out_bp.index_select(0, target)
-    partial = grads.new_empty((grads.size(0), weight.size(1)))
-    start = 0
-    for k, n in enumerate(counts):
-        if n:
-            rows = slice(start, start + n)
-            torch.mm(grads[rows], weight[k].t(), out=partial[rows])
-            weight_bp[k] += gathered[rows].t() @ grads[rows]
-            start += n
-    input_bp.index_add_(0, source, partial)
+    partial = []
+    for k, (inputs, grad) in enumerate(zip(gathered.split(counts), grads.split(counts))):
+        if counts[k]:
+            partial.append(grad @ weight[k].t())
+            weight_bp[k] += inputs.t() @ grad
+    if partial:
+        input_bp.index_add_(0, source, torch.cat(partial))
     return input_bp, weight_bp.reshape(filters.shape)
 
 
