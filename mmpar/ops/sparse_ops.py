@@ -116,12 +116,33 @@ def _candidates(
     if transpose:
         out = pos * stride - padding + taps * dilation
         ok = torch.ones_like(out, dtype=torch.bool)
+    elif bool((stride == 1).all()):
+        out = pos + padding - taps * dilation
+        ok = torch.ones_like(out, dtype=torch.bool)
     else:
         reach = pos + padding - taps * dilation
         out = torch.div(reach, stride, rounding_mode="floor")
         ok = reach.remainder(stride) == 0
     valid = (ok & (out >= 0) & (out < out_shape)).all(dim=-1)
     return out, valid
+
+
+# Largest grid (batch x volume) looked up through a dense table (int64: 512 MB at most).
+_MAX_TABLE = 1 << 26
+
+
+def _lookup(site_keys: Tensor, queries: Tensor, grid_volume: int) -> Tensor:
+    """Row of each query key among ``site_keys``, or -1; the last of repeated sites wins."""
+    if grid_volume <= _MAX_TABLE:
+        # A dense table over the grid, as mmcv's kernel: one scatter, one gather.
+        table = torch.full((grid_volume,), -1, dtype=torch.long, device=site_keys.device)
+        table[site_keys] = torch.arange(site_keys.numel(), device=site_keys.device)
+        return table[queries]
+    sorted_keys, order = torch.sort(site_keys, stable=True)
+    if not sorted_keys.numel():
+        return torch.full_like(queries, -1)
+    at = (torch.searchsorted(sorted_keys, queries, right=True) - 1).clamp(min=0)
+    return torch.where(sorted_keys[at] == queries, order[at], -1)
 
 
 def get_indice_pairs(
@@ -191,11 +212,9 @@ def get_indice_pairs(
     keys = idx[j_idx, 0] * volume + (out[j_idx, k_idx] * lin).sum(-1)
     if subm:
         in_keys = idx[:, 0] * volume + (idx[:, 1:] * lin).sum(-1)
-        sorted_keys, order = torch.sort(in_keys, stable=True)
-        # The last of repeated input sites wins, as in mmcv's kernel.
-        at = (torch.searchsorted(sorted_keys, keys, right=True) - 1).clamp(min=0)
-        hit = sorted_keys[at] == keys if num_in else torch.zeros_like(keys, dtype=torch.bool)
-        k_idx, j_idx, out_rows = k_idx[hit], j_idx[hit], order[at[hit]]
+        found = _lookup(in_keys, keys, batch_size * volume)
+        hit = found >= 0
+        k_idx, j_idx, out_rows = k_idx[hit], j_idx[hit], found[hit]
         out_indices = indices
     else:
         unique_keys, out_rows = torch.unique(keys, return_inverse=True)
