@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from helpers.mmcv_reference import load_reference, reference_cases
 
 from mmpar.ops import Voxelization, voxelization
 
@@ -114,3 +115,17 @@ def test_empty_and_nan_points():
 def test_bad_input_names_the_op(points, size, error):
     with pytest.raises(error, match="voxelization"):
         voxelization(points, size, RANGE, 5, 10)
+
+
+@pytest.mark.parametrize("case", reference_cases("voxelize"))
+def test_equals_mmcv_full_cpu_kernel(case):
+    ref = load_reference("voxelize", case)
+    voxel, bounds = [0.3, 0.4, 0.5], [-1.0, -1.5, -1.0, 2.0, 2.5, 1.0]
+    if case == "dynamic":
+        assert torch.equal(voxelization(ref["points"], voxel, bounds, -1), ref["coors"])
+        return
+    voxels, coors, num = voxelization(
+        ref["points"], voxel, bounds, int(ref["max_points"]), int(ref["max_voxels"])
+    )
+    assert torch.equal(coors, ref["coors"]) and torch.equal(num, ref["num_points"])
+    assert torch.equal(voxels, ref["voxels"])
