@@ -102,9 +102,13 @@ def test_the_reported_version_can_be_overridden(tmp_path):
     out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path, MMPAR_MMCV_VERSION="1.6.2"))
     assert out["mmcv_version"] == out["mmpar_mmcv_version"] == "1.6.2"
     assert out["version_info"] == [1, 6, 2] and out["mmpar_version"] != "1.6.2"
-    bad = _run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path, MMPAR_MMCV_VERSION="latest")
-    assert bad.returncode != 0
-    assert "MMPAR_MMCV_VERSION='latest' is not a version number" in bad.stderr
+    for value in ("latest", "1.7.x", "banana"):  # one line naming the variable and the form
+        bad = _run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path, MMPAR_MMCV_VERSION=value)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+        assert f"MMPAR_MMCV_VERSION={value!r} is not a version number" in bad.stderr
+        assert (
+            "numbers separated by dots" in bad.stderr and "MMPAR_MMCV_VERSION=1.7.0" in bad.stderr
+        )
 
 
 def test_one_line_import_switches_the_mode_on(tmp_path):
@@ -274,13 +278,25 @@ def test_module_mode_runs_a_package_module_with_its_arguments(tmp_path):
 
 
 def test_bad_command_lines_get_one_line_and_exit_2(tmp_path):
+    (tmp_path / "no_main").mkdir()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
     for args, expected in (
         ([], "usage: python -m mmpar.as_mmcv script.py"),
         (["missing.py"], "error: FileNotFoundError: no such script: missing.py"),
         (["-m"], "error: -m needs a module name"),
-    ):
+        (["-m", "some_missing_module"], "error: ModuleNotFoundError: No module named "
+         "'some_missing_module': check the name, and that its package is installed"),
+        (["-m", "some_missing.sub"], "error: ModuleNotFoundError: No module named 'some_missing'"),
+        (["-m", "pkg"], "error: ModuleNotFoundError: No module named 'pkg.__main__': pkg is a "
+         "package and cannot be run directly; give one of its modules (-m pkg.<module>)"),
+        (["no_main"], "error: FileNotFoundError: can't find '__main__' module in 'no_main': "
+         "give a script"),
+    ):  # fmt: skip
         proc = _run(["-m", "mmpar.as_mmcv", *args], tmp_path)
         assert proc.returncode == 2 and proc.stderr.startswith(expected), (args, proc.stderr)
+        if len(args) > 1 or args[:1] == ["no_main"]:  # (the usage text has more lines)
+            assert proc.stderr.count("\n") == 1, proc.stderr
 
 
 def test_pickles_name_one_class_under_both_spellings(default_mode_probes):

@@ -80,6 +80,35 @@ def _resize_backend(backend: str | None) -> str:
     return backend
 
 
+class ImageSizeError(ValueError, cv2.error):
+    """A target size (or an image) that cannot be resized to or from: not positive.
+
+    A ``ValueError`` naming the size, and a ``cv2.error`` as OpenCV raised under mmcv.
+    """
+
+
+def _check_resize(img: np.ndarray, size: Any) -> None:
+    """Raise one clear error for a target ``size`` or an ``img`` no resize can handle."""
+    if not isinstance(img, np.ndarray):
+        raise TypeError(f"imresize: img must be a numpy array, not {type(img).__name__}")
+    if img.ndim not in (2, 3) or img.shape[0] < 1 or img.shape[1] < 1:
+        raise ImageSizeError(
+            f"imresize: the image has shape {img.shape}; it needs a height and width of at "
+            f"least 1 (an (h, w) or (h, w, c) array)"
+        )
+    try:
+        w, h = size
+        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (w, h))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise TypeError(f"imresize: size must be a (w, h) pair of ints, not {size!r}")
+    if w < 1 or h < 1:
+        raise ImageSizeError(
+            f"imresize: cannot resize to size (w, h) = {tuple(size)}: both must be at least 1"
+        )
+
+
 def imresize(
     img: np.ndarray,
     size: ImageSize,
@@ -102,9 +131,13 @@ def imresize(
         The resized image, or ``(resized, w_scale, h_scale)``.
 
     Raises:
+        ImageSizeError: A width or height of ``size`` (or of ``img``) below 1: a
+            ``ValueError`` naming it (and a ``cv2.error``, as mmcv's OpenCV raised).
+        TypeError: ``img`` is not an array, or ``size`` not a pair of ints.
         ValueError: Unknown backend.
         KeyError: Unknown interpolation for the backend.
     """
+    _check_resize(img, size)
     h, w = img.shape[:2]
     backend = _resize_backend(backend)
     if backend == "pillow":

@@ -21,6 +21,7 @@ from PIL import Image, ImageOps
 
 from ..fileio import FileClient
 from ..utils import is_filepath, is_str
+from ..utils.compat_errors import same_type_error
 from ..utils.misc import import_optional
 
 supported_backends = ["cv2", "turbojpeg", "pillow", "tifffile"]
@@ -223,6 +224,22 @@ def imfrombytes(
     return _DECODERS[backend](content, flag, channel_order)
 
 
+class ImageReadError(Exception):
+    """Marks an error of :func:`imread` that names the file it could not read as an image.
+
+    What the decoder raised keeps its type (``cv2.error``, PIL's ``UnidentifiedImageError``,
+    ``OSError``) and gains the file's name; a file that decodes to nothing is an
+    :class:`UnreadableImageError`.
+    """
+
+
+class UnreadableImageError(ImageReadError, ValueError, cv2.error):
+    """A file is empty or does not decode to an image (truncated, corrupt, not an image).
+
+    A ``ValueError``, and a ``cv2.error`` as OpenCV raised for an empty file under mmcv.
+    """
+
+
 def imread(
     img_or_path: Union[np.ndarray, str, Path],
     flag: str = "color",
@@ -241,11 +258,17 @@ def imread(
             client from the path's prefix.
 
     Returns:
-        The image.
+        The image (never None: mmcv's OpenCV read returned None for a file it could not
+        decode; :func:`imfrombytes` still does).
 
     Raises:
         TypeError: ``img_or_path`` is neither an array, a str nor a Path.
         FileNotFoundError: The file does not exist (disk backend).
+        UnreadableImageError: The file is empty, or does not decode to an image (truncated,
+            corrupt, not an image); a ``ValueError`` and a ``cv2.error``, naming the file.
+        ValueError: Unknown backend, flag or channel order (as :func:`imfrombytes`).
+        ImageReadError: The backend's decoder failed on the file: its error type (e.g.
+            PIL's ``UnidentifiedImageError``, an ``OSError``), with the file named.
     """
     if isinstance(img_or_path, Path):
         img_or_path = str(img_or_path)
@@ -256,7 +279,23 @@ def imread(
             f"img_or_path must be a numpy array, a str or a pathlib.Path, not {type(img_or_path)}"
         )
     client = FileClient.infer_client(file_client_args, img_or_path)
-    return imfrombytes(client.get(img_or_path), flag, channel_order, backend)
+    content = client.get(img_or_path)
+    hint = "re-create or re-download it, or leave it out of the data"
+    if not content:
+        raise UnreadableImageError(f"{img_or_path} is empty (0 bytes), not an image: {hint}")
+    try:
+        img = imfrombytes(content, flag, channel_order, backend)
+    except (ValueError, ImportError):
+        raise  # a wrong backend, flag or channel order (or a missing package), not the file
+    except Exception as err:  # the decoder's own error (cv2.error, PIL, tifffile, OSError)
+        message = f"{img_or_path} ({len(content)} bytes) cannot be read as an image: {err}"
+        raise same_type_error(err, message, ImageReadError) from err
+    if img is None:
+        raise UnreadableImageError(
+            f"{img_or_path} ({len(content)} bytes) does not decode to an image (truncated, "
+            f"corrupt or not an image file): {hint}"
+        )
+    return img
 
 
 def imwrite(
