@@ -151,6 +151,8 @@ def _pillow2array(img: Image.Image, flag: str = "color", channel_order: str = "b
 def _decode_cv2(content: bytes, flag: Union[str, int], channel_order: str) -> np.ndarray | None:
     code = imread_flags[flag] if is_str(flag) else flag
     channel_order = _check_channel_order(channel_order)
+    if not content:  # OpenCV's own assertion names nothing
+        raise UnreadableImageError("imfrombytes: the content is empty (0 bytes), not an image")
     img = cv2.imdecode(np.frombuffer(content, np.uint8), code)
     # mmcv converted only for flag 'color' and returned BGR for 'color_ignore_orientation' even
     # when asked for RGB; every 3-channel colour read honours channel_order here.
@@ -214,7 +216,10 @@ def imfrombytes(
 
     Raises:
         ValueError: Unknown backend or channel order (or a flag the backend does not take).
+        UnreadableImageError: OpenCV and empty ``content`` (a ``ValueError`` and the
+            ``cv2.error`` mmcv raised).
         ImportError: The backend's package is not installed.
+        OSError: Pillow cannot identify or finish decoding ``content`` (PIL's errors).
     """
     backend = imread_backend if backend is None else backend
     if backend not in supported_backends:

@@ -1,0 +1,58 @@
+"""The errors of ``mmpar.image`` that name what is wrong, where OpenCV would name nothing."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import cv2
+import numpy as np
+
+__all__ = ["ImageOpError", "name_opencv_errors", "name_opencv_errors_of"]
+
+
+class ImageOpError(ValueError, cv2.error):
+    """OpenCV refused an image (empty, a dtype or channel count it cannot take).
+
+    A ``ValueError`` naming the function, the image's shape and dtype; and a ``cv2.error``,
+    which OpenCV raised under mmcv, so ``except cv2.error:`` keeps working.
+    """
+
+
+def name_opencv_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Make a ``cv2.error`` raised inside ``func`` an :class:`ImageOpError` that names the input."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except cv2.error as err:
+            if isinstance(err, ValueError):  # already says what is wrong
+                raise
+            img = args[0] if args else next(iter(kwargs.values()), None)
+            what = (
+                f"an image of shape {img.shape} and dtype {img.dtype}"
+                if isinstance(img, np.ndarray)
+                else f"a {type(img).__name__}"
+            )
+            reason = str(err).strip().splitlines()[-1][:200] if str(err).strip() else ""
+            raise ImageOpError(
+                f"{func.__name__}: OpenCV cannot process {what} ({reason}); pass a non-empty "
+                f"(h, w) or (h, w, c) array of a dtype OpenCV supports (uint8, uint16, int16, "
+                f"float32, float64)"
+            ) from err
+
+    return wrapper
+
+
+def name_opencv_errors_of(namespace: dict) -> None:
+    """Wrap every public function a module defines (its ``globals()``) with the above.
+
+    Called at the end of the modules that hand images to OpenCV, so no entry point is missed.
+    """
+    module = namespace["__name__"]
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or not callable(value) or isinstance(value, type):
+            continue
+        if getattr(value, "__module__", None) == module:
+            namespace[name] = name_opencv_errors(value)
