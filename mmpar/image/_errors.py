@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import cv2
@@ -20,10 +21,23 @@ class ImageOpError(ValueError, cv2.error):
 
 
 def name_opencv_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Make a ``cv2.error`` raised inside ``func`` an :class:`ImageOpError` that names the input."""
+    """Make a ``cv2.error`` raised inside ``func`` an :class:`ImageOpError` that names the input.
+
+    A function whose first parameter is ``img`` also refuses an array that is not an image
+    (``(h, w)`` or ``(h, w, c)``) with an :class:`ImageOpError`, before indexing it.
+    """
+    params = list(inspect.signature(func).parameters)
+    takes_image = bool(params) and params[0] == "img"
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if takes_image:
+            img = args[0] if args else kwargs.get("img")
+            if isinstance(img, np.ndarray) and img.ndim not in (2, 3):
+                raise ImageOpError(
+                    f"{func.__name__}: img must be an (h, w) or (h, w, c) array, but it has "
+                    f"shape {img.shape}"
+                )
         try:
             return func(*args, **kwargs)
         except cv2.error as err:

@@ -486,7 +486,9 @@ def impad(
         AssertionError: Both or neither of ``shape`` and ``padding``; a tuple ``pad_val`` of the
             wrong length; an unknown ``padding_mode``.
         TypeError: ``pad_val`` is neither a number nor a tuple.
-        ValueError: ``padding`` is not an int or a 2- or 4-tuple.
+        ValueError: ``padding`` is not an int or a 2- or 4-tuple, or is negative; ``img`` is
+            not an ``(h, w)`` or ``(h, w, c)`` array, or one OpenCV cannot pad
+            (:class:`~mmpar.image._errors.ImageOpError`). An empty result is an empty array.
     """
     if not ((shape is not None) ^ (padding is not None)):
         raise CheckValueError("give exactly one of shape and padding")
@@ -509,9 +511,15 @@ def impad(
 
     if padding_mode not in _PAD_BORDERS:
         raise CheckValueError(f"unknown padding_mode {padding_mode!r}")
-    return cv2.copyMakeBorder(
+    if min(left, top, right, bottom) < 0:
+        raise ValueError(f"impad: padding must not be negative, but got {padding}")
+    out = cv2.copyMakeBorder(
         img, top, bottom, left, right, _PAD_BORDERS[padding_mode], value=pad_val
     )
+    if out is None:  # OpenCV returns None when the result is empty
+        h, w = img.shape[0] + top + bottom, img.shape[1] + left + right
+        out = np.zeros((h, w, *img.shape[2:]), img.dtype)
+    return out
 
 
 def impad_to_multiple(img: np.ndarray, divisor: int, pad_val: Union[float, list] = 0) -> np.ndarray:

@@ -111,8 +111,21 @@ def iminvert(img: np.ndarray) -> np.ndarray:
 
     Returns:
         The inverted image.
+
+    Raises:
+        TypeError: An integer or bool dtype that cannot hold 255 (``int8``, ``bool``).
     """
+    _check_holds_255(img, "iminvert")
     return np.full_like(img, 255) - img
+
+
+def _check_holds_255(img: np.ndarray, op: str) -> None:
+    """Refuse a dtype in which ``255 - value`` overflows or is undefined (int8, bool)."""
+    if img.dtype == np.bool_ or (img.dtype.kind in "iu" and np.iinfo(img.dtype).max < 255):
+        raise CheckTypeError(
+            f"{op}: a {img.dtype} image cannot hold 255 - value; convert it to uint8 or a "
+            "float dtype first"
+        )
 
 
 def solarize(img: np.ndarray, thr: int = 128) -> np.ndarray:
@@ -124,7 +137,11 @@ def solarize(img: np.ndarray, thr: int = 128) -> np.ndarray:
 
     Returns:
         The solarized image.
+
+    Raises:
+        TypeError: An integer or bool dtype that cannot hold 255 (``int8``, ``bool``).
     """
+    _check_holds_255(img, "solarize")
     return np.where(img < thr, img, 255 - img)
 
 
@@ -213,7 +230,15 @@ def imequalize(img: np.ndarray) -> np.ndarray:
 
     Returns:
         The equalised image, same dtype.
+
+    Raises:
+        ValueError: ``img`` is not a non-empty ``(h, w, 3)`` array (a ``CheckValueError``, the
+            ``AssertionError`` type too).
     """
+    if img.ndim != 3 or img.shape[2] != 3 or img.size == 0:
+        raise CheckValueError(
+            f"imequalize: img must be a non-empty (h, w, 3) image, but it has shape {img.shape}"
+        )
     channels = [_equalize_channel(img[:, :, c]) for c in range(3)]
     return np.stack(channels, axis=-1).astype(img.dtype)
 

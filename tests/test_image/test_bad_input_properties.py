@@ -64,12 +64,6 @@ def _check(call):
     return result
 
 
-def _gap(reason):
-    """A property that still fails (issue 36's closing note lists them): strict, so fixing it
-    makes this marker fail and be removed."""
-    return pytest.mark.xfail(reason=reason, strict=True)
-
-
 SIZES = st.tuples(st.integers(-3, 6), st.integers(-3, 6))
 
 
@@ -107,7 +101,6 @@ def test_imrotate(img, angle, bound):
     _check(lambda: mi.imrotate(img, angle, auto_bound=bound))
 
 
-@_gap("impad indexes the channel axis of 0-D/1-D arrays: IndexError, not a clear error")
 @PROPERTY
 @given(img=images(), padding=st.one_of(st.integers(-2, 3), st.tuples(*[st.integers(-2, 3)] * 4)))
 def test_impad(img, padding):
@@ -116,7 +109,6 @@ def test_impad(img, padding):
         assert out.shape[:2] == (img.shape[0] + 2 * padding, img.shape[1] + 2 * padding)
 
 
-@_gap("imcrop indexes shape[1] of 0-D/1-D arrays: IndexError, not a clear error")
 @PROPERTY
 @given(
     img=images(),
@@ -149,7 +141,6 @@ def test_colour_conversions(img, convert):
     _check(lambda: getattr(mi, convert)(img))
 
 
-@_gap("adjust_* return a numpy scalar for a 0-D array instead of refusing it")
 @PROPERTY
 @given(
     img=images(),
@@ -160,7 +151,6 @@ def test_photometric_factors(img, adjust, factor):
     _check(lambda: getattr(mi, adjust)(img, factor))
 
 
-@_gap("imequalize indexes empty or 2-D arrays as (h, w, c): IndexError, not a clear error")
 @PROPERTY
 @given(img=images())
 def test_equalize_invert_solarize(img):
