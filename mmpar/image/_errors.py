@@ -9,7 +9,7 @@ from typing import Any, Callable
 import cv2
 import numpy as np
 
-__all__ = ["ImageOpError", "name_opencv_errors", "name_opencv_errors_of"]
+__all__ = ["ImageOpError", "NotAnImageError", "name_opencv_errors", "name_opencv_errors_of"]
 
 
 class ImageOpError(ValueError, cv2.error):
@@ -20,21 +20,38 @@ class ImageOpError(ValueError, cv2.error):
     """
 
 
+class NotAnImageError(ImageOpError, TypeError):
+    """An array that is not an ``(h, w)`` or ``(h, w, c)`` image.
+
+    Also a ``TypeError``: what mmcv raised for it where it checked (``adjust_hue``).
+    """
+
+
+# Functions that work value by value on any array (as in mmcv, whose tests pass them 1-D
+# arrays): only a 0-D array is refused there.
+ELEMENTWISE = frozenset(
+    {"iminvert", "solarize", "posterize", "lut_transform", "imnormalize", "imnormalize_",
+     "imdenormalize"}
+)  # fmt: skip
+
+
 def name_opencv_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     """Make a ``cv2.error`` raised inside ``func`` an :class:`ImageOpError` that names the input.
 
     A function whose first parameter is ``img`` also refuses an array that is not an image
-    (``(h, w)`` or ``(h, w, c)``) with an :class:`ImageOpError`, before indexing it.
+    (``(h, w)`` or ``(h, w, c)``; any array but a 0-D one for :data:`ELEMENTWISE` functions)
+    with a :class:`NotAnImageError`, before indexing it.
     """
     params = list(inspect.signature(func).parameters)
     takes_image = bool(params) and params[0] == "img"
+    image_dims = range(1, 33) if func.__name__ in ELEMENTWISE else (2, 3)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if takes_image:
             img = args[0] if args else kwargs.get("img")
-            if isinstance(img, np.ndarray) and img.ndim not in (2, 3):
-                raise ImageOpError(
+            if isinstance(img, np.ndarray) and img.ndim not in image_dims:
+                raise NotAnImageError(
                     f"{func.__name__}: img must be an (h, w) or (h, w, c) array, but it has "
                     f"shape {img.shape}"
                 )

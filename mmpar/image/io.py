@@ -151,7 +151,7 @@ def _pillow2array(img: Image.Image, flag: str = "color", channel_order: str = "b
 def _decode_cv2(content: bytes, flag: Union[str, int], channel_order: str) -> np.ndarray | None:
     code = imread_flags[flag] if is_str(flag) else flag
     channel_order = _check_channel_order(channel_order)
-    if not content:  # OpenCV's own assertion names nothing
+    if len(content) == 0:  # OpenCV's own assertion names nothing (content may be an array)
         raise UnreadableImageError("imfrombytes: the content is empty (0 bytes), not an image")
     img = cv2.imdecode(np.frombuffer(content, np.uint8), code)
     # mmcv converted only for flag 'color' and returned BGR for 'color_ignore_orientation' even
@@ -286,7 +286,7 @@ def imread(
     client = FileClient.infer_client(file_client_args, img_or_path)
     content = client.get(img_or_path)
     hint = "re-create or re-download it, or leave it out of the data"
-    if not content:
+    if len(content) == 0:  # (bytes, or an array from a mocked client)
         raise UnreadableImageError(f"{img_or_path} is empty (0 bytes), not an image: {hint}")
     try:
         img = imfrombytes(content, flag, channel_order, backend)
