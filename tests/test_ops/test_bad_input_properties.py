@@ -61,11 +61,10 @@ def test_nms_keeps_valid_indices_or_raises_clearly(data, n, thr):
     assert ((keep >= 0) & (keep < n)).all()
 
 
-@PENDING_OPS_FIX
 @PROPERTY
 @given(
     data=st.data(),
-    n=st.integers(0, 5),
+    n=st.integers(1, 5),  # zero boxes: test_batched_nms_of_zero_boxes_is_empty
     cfg=st.sampled_from(
         [dict(type="nms", iou_threshold=0.5), dict(type="nms", iou_threshold=0.5, max_num=2),
          dict(type="soft_nms", iou_threshold=0.5), dict(type="nms", iou_threshold=0.5,
@@ -82,6 +81,20 @@ def test_batched_nms_with_any_config_and_any_count(data, n, cfg):
         _clear(err, "batched_nms")
         return
     assert dets.shape[0] == keep.shape[0] <= n
+
+
+@PENDING_OPS_FIX
+@pytest.mark.parametrize(
+    "cfg",
+    [dict(type="nms", iou_threshold=0.5, max_num=2), dict(type="soft_nms", iou_threshold=0.5),
+     dict(type="nms", iou_threshold=0.5, score_threshold=0.3)],
+)  # fmt: skip
+def test_batched_nms_of_zero_boxes_is_empty(cfg):
+    # The corner the generated cases rarely hit: no boxes at all with a max_num, soft_nms or a
+    # score threshold (issue 36: "crashes").
+    empty = torch.zeros(0, 4)
+    dets, keep = batched_nms(empty, torch.zeros(0), torch.zeros(0, dtype=torch.long), cfg)
+    assert dets.shape == (0, 5) and keep.shape == (0,)
 
 
 ROI_OPS = {
