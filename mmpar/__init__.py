@@ -19,7 +19,6 @@ from ._lazy_names import LAZY_SUBPACKAGES as _LAZY_SUBPACKAGES
 from .fileio import *  # noqa: F403
 from .utils import *  # noqa: F403
 from .version import __version__ as __version__
-from .version import mmcv_version as mmcv_version
 from .version import parse_version_info as parse_version_info
 from .version import version_info as version_info
 
@@ -43,6 +42,10 @@ def __getattr__(name: str) -> Any:
     """Serve a lazily imported subpackage or name (PEP 562), else one of ``mmpar.utils``."""
     import importlib
 
+    if name == "mmcv_version":  # read from the environment on first use (see mmpar.version)
+        from . import version
+
+        return version.mmcv_version
     if name in _LAZY_SUBPACKAGES:
         # mmcv imports these subpackages eagerly, so ``mmcv.image.imwrite`` works after a bare
         # ``import mmcv``; importing the submodule also binds it here.
@@ -59,4 +62,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY_SUBPACKAGES, *_LAZY, *utils.__dir__()})
+    return sorted({*globals(), "mmcv_version", *_LAZY_SUBPACKAGES, *_LAZY, *utils.__dir__()})

@@ -42,8 +42,9 @@ import zipfile
 from collections.abc import Sequence
 
 import mmpar
+from mmpar import version as _version
 from mmpar.utils.compat_errors import MODULES_NOT_PROVIDED
-from mmpar.version import mmcv_version, parse_version_info
+from mmpar.version import parse_version_info
 
 ALIAS = "mmcv"
 TARGET = "mmpar"
@@ -82,8 +83,8 @@ def _version_module(spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
     module = types.ModuleType(spec.name, "The mmcv version mmpar stands in for.")
     module.__spec__ = spec
     module.__loader__ = spec.loader
-    module.__version__ = mmcv_version
-    module.version_info = tuple(parse_version_info(mmcv_version, length=3)[:3])
+    module.__version__ = _version.mmcv_version
+    module.version_info = tuple(parse_version_info(module.__version__, length=3)[:3])
     module.parse_version_info = parse_version_info
     module.__all__ = ["__version__", "version_info", "parse_version_info"]
     return module
@@ -239,15 +240,12 @@ def _exec_as_main(code: types.CodeType, file: str, package: str | None) -> None:
 
 
 def _run(argv: Sequence[str]) -> None:
-    """Run ``script.py args`` or ``-m module args`` as ``__main__``, as ``python`` would."""
+    """Run ``script.py args`` or ``-m module args`` as ``__main__``, as ``python`` would.
+
+    :func:`_preflight` has checked that there is something to run.
+    """
     if argv[0] == "-m":
-        name = argv[1]
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.submodule_search_locations is not None:
-            name = f"{name}.__main__"  # `python -m package` runs package.__main__
-            spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            raise ModuleNotFoundError(f"No module named {name}", name=name)
+        name, spec = _find_main_module(argv[1])
         code = spec.loader.get_code(name)
         sys.argv = [spec.origin, *argv[2:]]
         os.environ[CHILD_MAIN_ENV] = f"-m {name}"
@@ -257,7 +255,7 @@ def _run(argv: Sequence[str]) -> None:
     sys.argv = list(argv)
     # Python puts the script's folder first on sys.path (`python -m` put the current one).
     sys.path[0] = os.path.dirname(os.path.abspath(script))
-    if os.path.isdir(script) or zipfile.is_zipfile(script):
+    if _is_archive(script):
         runpy.run_path(script, run_name="__main__")  # a folder or zip with __main__.py
         return
     path = os.path.abspath(script)
@@ -266,6 +264,69 @@ def _run(argv: Sequence[str]) -> None:
         code = compile(f.read(), path, "exec", dont_inherit=True)
     os.environ[CHILD_MAIN_ENV] = path
     _exec_as_main(code, path, None)
+
+
+def _find_main_module(name: str) -> tuple[str, importlib.machinery.ModuleSpec]:
+    """The module ``python -m name`` runs (``name.__main__`` for a package) and its spec.
+
+    Raises:
+        ModuleNotFoundError: There is no such module, or the package has no ``__main__``.
+    """
+    hint = (
+        "check the name, and that its package is installed or on sys.path (the current folder is)"
+    )
+    try:
+        spec = importlib.util.find_spec(name)
+        package = spec is not None and spec.submodule_search_locations is not None
+        if package:  # `python -m package` runs package.__main__
+            spec = importlib.util.find_spec(f"{name}.__main__")
+    except ModuleNotFoundError as err:
+        if err.name is None or not name.startswith(err.name):
+            raise  # a module the package's own __init__ imports: its error, as Python's
+        raise ModuleNotFoundError(f"No module named {err.name!r}: {hint}", name=err.name) from None
+    if package and spec is None:
+        raise ModuleNotFoundError(
+            f"No module named '{name}.__main__': {name} is a package and cannot be run "
+            f"directly; give one of its modules (-m {name}.<module>)",
+            name=f"{name}.__main__",
+        )
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"No module named {name!r}: {hint}", name=name)
+    if package:
+        name = f"{name}.__main__"
+    return name, spec
+
+
+def _preflight(argv: Sequence[str]) -> None:
+    """Raise the launcher's own errors before anything of the program runs.
+
+    Raises:
+        MmcvVersionError: ``MMPAR_MMCV_VERSION`` is not a version number.
+        ModuleNotFoundError: ``-m`` names no module that can run.
+        FileNotFoundError: The script is a folder or zip without ``__main__.py``.
+    """
+    if not _version.mmcv_version:  # reading it checks MMPAR_MMCV_VERSION
+        raise ValueError(f"{_version.MMCV_VERSION_ENV} resolved to an empty version")
+    if argv[0] == "-m":
+        _find_main_module(argv[1])
+    elif _is_archive(argv[0]) and not _has_main(argv[0]):
+        raise FileNotFoundError(
+            f"can't find '__main__' module in {argv[0]!r}: give a script (e.g. "
+            f"{os.path.join(argv[0], 'tools', 'train.py')}) or a folder or zip with a __main__.py"
+        )
+
+
+def _is_archive(path: str) -> bool:
+    """Whether ``python path`` runs a folder or zip (its ``__main__.py``), not a script."""
+    return os.path.isdir(path) or zipfile.is_zipfile(path)
+
+
+def _has_main(path: str) -> bool:
+    """Whether the folder or zip ``path`` has the ``__main__.py`` Python runs."""
+    if os.path.isdir(path):
+        return any(os.path.isfile(os.path.join(path, f"__main__{ext}")) for ext in (".py", ".pyc"))
+    with zipfile.ZipFile(path) as archive:
+        return any(n in ("__main__.py", "__main__.pyc") for n in archive.namelist())
 
 
 def _child_main() -> dict:
@@ -290,8 +351,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: ``[script.py, args...]`` or ``['-m', module, args...]``; default ``sys.argv[1:]``.
 
     Returns:
-        int: 0 once the script ends normally (its own ``sys.exit`` passes through); 2 for a
-        wrong command line, a missing script or a real mmcv already imported.
+        int: 0 once the script ends normally (its own ``sys.exit`` passes through); 2, after
+        one ``error: <Type>: <message>`` line on stderr, for a wrong command line, a missing
+        script or module, a folder or zip without ``__main__.py``, a bad
+        ``MMPAR_MMCV_VERSION`` or a real mmcv already imported. Errors of the program itself
+        keep their traceback.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
@@ -304,9 +368,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: FileNotFoundError: no such script: {argv[0]}", file=sys.stderr)
         return 2
     try:
+        _preflight(argv)
         install()
-    except ImportError as err:
-        print(f"error: ImportError: {err}", file=sys.stderr)
+    except (ImportError, ValueError, OSError) as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
         return 2
     _run(argv)
     return 0

@@ -10,7 +10,9 @@ accepts: mmpose 0.29 and mmaction2 0.24 accept up to 1.7.0 (inclusive), mmdet 2.
 mmsegmentation 0.30 up to 1.8.0 (mmseg exclusive), mmcls 0.25 up to 1.9.0, and all of them
 1.4.2 or lower as their minimum. mmpar's API is mmcv 1.7.2's, so every feature check those
 projects make (``>= 1.3.17``, ``>= 1.4.4``, ``>= 1.6.0``, ...) takes the newer branch. The
-environment variable ``MMPAR_MMCV_VERSION`` overrides it (read once, at import).
+environment variable ``MMPAR_MMCV_VERSION`` overrides it (read once, on first use of
+``mmcv_version``: a bad value fails there with one clear :class:`MmcvVersionError`, so
+``import mmpar`` itself never fails on it and tools can report it as one line).
 """
 
 from __future__ import annotations
@@ -27,22 +29,43 @@ MMCV_VERSION_ENV = "MMPAR_MMCV_VERSION"
 #: The mmcv version reported when :data:`MMCV_VERSION_ENV` is not set.
 DEFAULT_MMCV_VERSION = "1.7.0"
 
-# A release number, optionally followed by a pre/post/dev/local part (``1.7.0``, ``1.6.0rc1``).
-_RELEASE = re.compile(r"\d+(\.\d+)*([.-]?[A-Za-z0-9.+-]*)?")
+# A PEP 440 release: numbers, then optional pre/post/dev parts (``1.7.0``, ``1.6.0rc1``).
+_RELEASE = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?")
+#: The accepted form of :data:`MMCV_VERSION_ENV`, as error messages state it.
+MMCV_VERSION_FORM = "numbers separated by dots, optionally with rcN/aN/bN, .postN or .devN"
+
+
+class MmcvVersionError(ValueError):
+    """``MMPAR_MMCV_VERSION`` is set to something that is not a version number."""
 
 
 def _mmcv_version() -> str:
     value = os.environ.get(MMCV_VERSION_ENV, "").strip() or DEFAULT_MMCV_VERSION
     if not _RELEASE.fullmatch(value):
-        raise ValueError(
+        raise MmcvVersionError(
             f"{MMCV_VERSION_ENV}={value!r} is not a version number; set it to the mmcv 1.x "
-            f"version to report, e.g. {DEFAULT_MMCV_VERSION}"
+            f"version to report ({MMCV_VERSION_FORM}), e.g. {MMCV_VERSION_ENV}="
+            f"{DEFAULT_MMCV_VERSION}, or unset it"
         )
     return value
 
 
-#: The mmcv version mmpar reports for ``mmcv.__version__`` (see the module docstring).
-mmcv_version: str = _mmcv_version()
+_resolved: dict[str, str] = {}
+
+
+def __getattr__(name: str) -> str:
+    """``mmcv_version``: the mmcv version mmpar reports for ``mmcv.__version__``.
+
+    Read from :data:`MMCV_VERSION_ENV` on first use (see the module docstring).
+
+    Raises:
+        MmcvVersionError: The variable is set to something that is not a version number.
+    """
+    if name != "mmcv_version":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _resolved:
+        _resolved[name] = _mmcv_version()
+    return _resolved[name]
 
 
 def parse_version_info(version_str: str, length: int = 4) -> tuple:

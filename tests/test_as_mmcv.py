@@ -102,9 +102,13 @@ def test_the_reported_version_can_be_overridden(tmp_path):
     out = _probe(_run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path, MMPAR_MMCV_VERSION="1.6.2"))
     assert out["mmcv_version"] == out["mmpar_mmcv_version"] == "1.6.2"
     assert out["version_info"] == [1, 6, 2] and out["mmpar_version"] != "1.6.2"
-    bad = _run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path, MMPAR_MMCV_VERSION="latest")
-    assert bad.returncode != 0
-    assert "MMPAR_MMCV_VERSION='latest' is not a version number" in bad.stderr
+    for value in ("latest", "1.7.x", "banana"):  # one line naming the variable and the form
+        bad = _run(["-m", "mmpar.as_mmcv", "probe.py"], tmp_path, MMPAR_MMCV_VERSION=value)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+        assert f"MMPAR_MMCV_VERSION={value!r} is not a version number" in bad.stderr
+        assert (
+            "numbers separated by dots" in bad.stderr and "MMPAR_MMCV_VERSION=1.7.0" in bad.stderr
+        )
 
 
 def test_one_line_import_switches_the_mode_on(tmp_path):
@@ -274,13 +278,25 @@ def test_module_mode_runs_a_package_module_with_its_arguments(tmp_path):
 
 
 def test_bad_command_lines_get_one_line_and_exit_2(tmp_path):
+    (tmp_path / "no_main").mkdir()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
     for args, expected in (
         ([], "usage: python -m mmpar.as_mmcv script.py"),
         (["missing.py"], "error: FileNotFoundError: no such script: missing.py"),
         (["-m"], "error: -m needs a module name"),
-    ):
+        (["-m", "some_missing_module"], "error: ModuleNotFoundError: No module named "
+         "'some_missing_module': check the name, and that its package is installed"),
+        (["-m", "some_missing.sub"], "error: ModuleNotFoundError: No module named 'some_missing'"),
+        (["-m", "pkg"], "error: ModuleNotFoundError: No module named 'pkg.__main__': pkg is a "
+         "package and cannot be run directly; give one of its modules (-m pkg.<module>)"),
+        (["no_main"], "error: FileNotFoundError: can't find '__main__' module in 'no_main': "
+         "give a script"),
+    ):  # fmt: skip
         proc = _run(["-m", "mmpar.as_mmcv", *args], tmp_path)
         assert proc.returncode == 2 and proc.stderr.startswith(expected), (args, proc.stderr)
+        if len(args) > 1 or args[:1] == ["no_main"]:  # (the usage text has more lines)
+            assert proc.stderr.count("\n") == 1, proc.stderr
 
 
 def test_pickles_name_one_class_under_both_spellings(default_mode_probes):
@@ -363,3 +379,66 @@ def test_spawn_and_forkserver_children_start_with_the_mode_on(tmp_path):
     out = _probe(_run(["-m", "mmpar.as_mmcv", "spawner.py"], tmp_path))
     expected = ["1.7.0", True, "Payload", "__mp_main__"]
     assert out == {"spawn": expected, "forkserver": expected}
+
+
+BAD_LAUNCHES = """
+    import contextlib, io, os, re, tempfile
+    from hypothesis import given, settings, strategies as st
+    import mmpar.as_mmcv as launcher
+    from mmpar import version
+
+    NAME = st.from_regex(r"[a-z_][a-z0-9_]{0,8}(\\.[a-z_][a-z0-9_]{0,6}){0,2}", fullmatch=True)
+    ONCE = settings(max_examples=30, deadline=2000, derandomize=True)
+    counts = {}
+
+    def one_line_exit_2(argv):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = launcher.main(argv)
+        lines = err.getvalue().splitlines()
+        assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), (argv, lines)
+        return lines[0]
+
+    @ONCE
+    @given(name=NAME, rest=st.lists(st.text(max_size=5), max_size=2))
+    def missing_module(name, rest):  # prefixed: never a module that exists
+        line = one_line_exit_2(["-m", "zz_missing_" + name, *rest])
+        assert "ModuleNotFoundError: No module named 'zz_missing_" in line
+        counts["-m missing"] = counts.get("-m missing", 0) + 1
+
+    @ONCE
+    @given(files=st.lists(st.sampled_from(["a.py", "main.py", "__init__.py", "x.txt"]),
+                          unique=True, max_size=3))
+    def folder_without_main(files):
+        with tempfile.TemporaryDirectory() as folder:
+            for f in files:
+                open(os.path.join(folder, f), "w").close()
+            line = one_line_exit_2([folder])
+            assert "can't find '__main__' module" in line and folder in line
+        counts["folder"] = counts.get("folder", 0) + 1
+
+    @ONCE
+    @given(value=st.text(max_size=12))
+    def version_values(value):
+        os.environ[version.MMCV_VERSION_ENV] = value
+        try:
+            got = version._mmcv_version()
+        except version.MmcvVersionError as err:
+            assert "MMPAR_MMCV_VERSION=" in str(err) and "numbers separated by dots" in str(err)
+            counts["version refused"] = counts.get("version refused", 0) + 1
+            return
+        from packaging.version import Version
+        Version(got)  # accepted values are real versions (mmcv's own parsing takes them)
+        counts["version accepted"] = counts.get("version accepted", 0) + 1
+
+    missing_module(); folder_without_main(); version_values()
+    print(json.dumps(counts))
+"""
+
+
+def test_generated_bad_launches_get_one_line_and_exit_2(tmp_path):
+    script = _write(tmp_path / "bad_launches.py", "import json\n" + textwrap.dedent(BAD_LAUNCHES))
+    proc = _run([str(script)], tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert counts["-m missing"] >= 10 and counts["folder"] >= 5 and counts["version refused"] >= 5

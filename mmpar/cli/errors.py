@@ -22,6 +22,7 @@ from typing import Iterator
 from mmpar.runner.checkpoint import CheckpointError, CheckpointSaveError, UnsafeCheckpointError
 from mmpar.runner.model_setup.compile import CompileBackendError
 from mmpar.utils import compat_errors
+from mmpar.utils.config.errors import ConfigCodeError
 from mmpar.utils.registry import ConfigArgumentError
 
 
@@ -31,8 +32,10 @@ class UsageError(Exception):
 
 # Errors that mean "the command, the config or an input file is wrong" when raised while
 # setting a run up. ConfigArgumentError is the TypeError of a config argument a type does not
-# take; CheckpointError covers corrupt, unsafe and mismatching checkpoints.
+# take; CheckpointError covers corrupt, unsafe and mismatching checkpoints; ConfigCodeError is
+# whatever a config file's own code raised (1/0, os.environ['UNSET']), naming its file and line.
 USER_ERRORS = (
+    ConfigCodeError,
     FileNotFoundError,
     PermissionError,
     KeyError,

@@ -4,6 +4,15 @@ Reading and writing, geometric and photometric transforms, colour spaces and ``t
 
 Arrays are BGR by default, as in OpenCV and mmcv; the functions give mmcv's arrays for the
 same input (interpolation and border codes, rounding, dtypes).
+
+Bad input, for every function here (each docstring adds its own cases): a valid result, or
+one error of the type its docstring names. An argument that is not an image (``img`` not an
+``(h, w)`` or ``(h, w, c)`` array) raises ``NotAnImageError`` (a ``ValueError`` and
+``TypeError``); an array OpenCV refuses (empty, a dtype or channel count it cannot take)
+raises ``ImageOpError`` (a ``ValueError`` naming the function, shape and dtype, and the
+``cv2.error`` mmcv let through); mmcv's ``assert`` checks raise ``CheckValueError`` /
+``CheckTypeError`` (also ``AssertionError``). ``imread`` names the file it cannot read. The
+table is in docs/reliability.md; tests/test_image/test_bad_input_properties.py checks it.
 """
 
 # ruff: noqa: F401 (the imports are the public names; ``__all__`` is read from the root's table)

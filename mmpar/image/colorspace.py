@@ -11,6 +11,8 @@ from typing import Any, Callable
 import cv2
 import numpy as np
 
+from ._errors import name_opencv_errors_of
+
 
 def _cv2_code(src: str, dst: str) -> int:
     name = f"COLOR_{src.upper()}2{dst.upper()}"
@@ -218,3 +220,7 @@ bgr2hsv = convert_color_factory("bgr", "hsv")
 hsv2bgr = convert_color_factory("hsv", "bgr")
 bgr2hls = convert_color_factory("bgr", "hls")
 hls2bgr = convert_color_factory("hls", "bgr")
+
+
+# Last: an error from inside OpenCV names the function and the image (see _errors).
+name_opencv_errors_of(globals())

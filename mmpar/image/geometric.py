@@ -16,6 +16,8 @@ import numpy as np
 from PIL import Image
 
 from ..utils import to_2tuple
+from ..utils.compat_errors import CheckTypeError, CheckValueError
+from ._errors import name_opencv_errors_of
 
 cv2_interp_codes = {
     "nearest": cv2.INTER_NEAREST,
@@ -80,6 +82,35 @@ def _resize_backend(backend: str | None) -> str:
     return backend
 
 
+class ImageSizeError(ValueError, cv2.error):
+    """A target size (or an image) that cannot be resized to or from: not positive.
+
+    A ``ValueError`` naming the size, and a ``cv2.error`` as OpenCV raised under mmcv.
+    """
+
+
+def _check_resize(img: np.ndarray, size: Any) -> None:
+    """Raise one clear error for a target ``size`` or an ``img`` no resize can handle."""
+    if not isinstance(img, np.ndarray):
+        raise TypeError(f"imresize: img must be a numpy array, not {type(img).__name__}")
+    if img.ndim not in (2, 3) or img.shape[0] < 1 or img.shape[1] < 1:
+        raise ImageSizeError(
+            f"imresize: the image has shape {img.shape}; it needs a height and width of at "
+            f"least 1 (an (h, w) or (h, w, c) array)"
+        )
+    try:
+        w, h = size
+        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (w, h))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise TypeError(f"imresize: size must be a (w, h) pair of ints, not {size!r}")
+    if w < 1 or h < 1:
+        raise ImageSizeError(
+            f"imresize: cannot resize to size (w, h) = {tuple(size)}: both must be at least 1"
+        )
+
+
 def imresize(
     img: np.ndarray,
     size: ImageSize,
@@ -102,13 +133,18 @@ def imresize(
         The resized image, or ``(resized, w_scale, h_scale)``.
 
     Raises:
+        ImageSizeError: A width or height of ``size`` (or of ``img``) below 1: a
+            ``ValueError`` naming it (and a ``cv2.error``, as mmcv's OpenCV raised).
+        TypeError: ``img`` is not an array, or ``size`` not a pair of ints.
         ValueError: Unknown backend.
         KeyError: Unknown interpolation for the backend.
     """
+    _check_resize(img, size)
     h, w = img.shape[:2]
     backend = _resize_backend(backend)
     if backend == "pillow":
-        assert img.dtype == np.uint8, "the pillow backend resizes uint8 images only"
+        if not (img.dtype == np.uint8):
+            raise CheckTypeError("the pillow backend resizes uint8 images only")
         resampling = pillow_interp_codes[interpolation]
         resized = np.array(Image.fromarray(img).resize(size, resampling))
     else:
@@ -213,6 +249,8 @@ def rescale_size(
         TypeError: ``scale`` is neither a number nor a tuple.
     """
     w, h = old_size
+    if min(w, h) < 1:
+        raise ValueError(f"cannot rescale an image of size (w, h) = {(w, h)}: it is empty")
     if isinstance(scale, (float, int)):
         if scale <= 0:
             raise ValueError(f"the scale factor must be positive, but got {scale}")
@@ -265,7 +303,8 @@ def imflip(img: np.ndarray, direction: str = "horizontal") -> np.ndarray:
     Returns:
         The flipped image.
     """
-    assert direction in _FLIP_AXES, f"unknown flip direction {direction!r}"
+    if direction not in _FLIP_AXES:
+        raise CheckValueError(f"unknown flip direction {direction!r}")
     return np.flip(img, axis=_FLIP_AXES[direction])
 
 
@@ -279,7 +318,8 @@ def imflip_(img: np.ndarray, direction: str = "horizontal") -> np.ndarray:
     Returns:
         ``img``, flipped.
     """
-    assert direction in _CV2_FLIP_CODES, f"unknown flip direction {direction!r}"
+    if direction not in _CV2_FLIP_CODES:
+        raise CheckValueError(f"unknown flip direction {direction!r}")
     return cv2.flip(img, _CV2_FLIP_CODES[direction], img)
 
 
@@ -316,7 +356,8 @@ def imrotate(
     h, w = img.shape[:2]
     if center is None:
         center = ((w - 1) * 0.5, (h - 1) * 0.5)
-    assert isinstance(center, tuple), f"center must be a tuple, but got {type(center)}"
+    if not (isinstance(center, tuple)):
+        raise CheckTypeError(f"center must be a tuple, but got {type(center)}")
     # OpenCV's angle is counter-clockwise.
     matrix = cv2.getRotationMatrix2D(center, -angle, scale)
     if auto_bound:
@@ -346,7 +387,8 @@ def bbox_clip(bboxes: np.ndarray, img_shape: tuple[int, int]) -> np.ndarray:
     Returns:
         The clipped boxes, same dtype.
     """
-    assert bboxes.shape[-1] % 4 == 0, f"the last axis must hold 4*k values: {bboxes.shape}"
+    if not (bboxes.shape[-1] % 4 == 0):
+        raise CheckValueError(f"the last axis must hold 4*k values: {bboxes.shape}")
     upper = np.empty(bboxes.shape[-1], dtype=bboxes.dtype)
     upper[0::2] = img_shape[1] - 1
     upper[1::2] = img_shape[0] - 1
@@ -397,7 +439,8 @@ def imcrop(
     if pad_fill is not None:
         if isinstance(pad_fill, (int, float)):
             pad_fill = [pad_fill] * channels
-        assert len(pad_fill) == channels, f"pad_fill needs {channels} values: {pad_fill}"
+        if not (len(pad_fill) == channels):
+            raise CheckValueError(f"pad_fill needs {channels} values: {pad_fill}")
     boxes = bboxes[None, ...] if bboxes.ndim == 1 else bboxes
     scaled = bbox_scaling(boxes, scale).astype(np.int32)
     clipped = bbox_clip(scaled, img.shape)
@@ -443,9 +486,12 @@ def impad(
         AssertionError: Both or neither of ``shape`` and ``padding``; a tuple ``pad_val`` of the
             wrong length; an unknown ``padding_mode``.
         TypeError: ``pad_val`` is neither a number nor a tuple.
-        ValueError: ``padding`` is not an int or a 2- or 4-tuple.
+        ValueError: ``padding`` is not an int or a 2- or 4-tuple, or is negative; ``img`` is
+            not an ``(h, w)`` or ``(h, w, c)`` array, or one OpenCV cannot pad
+            (:class:`~mmpar.image._errors.ImageOpError`). An empty result is an empty array.
     """
-    assert (shape is not None) ^ (padding is not None), "give exactly one of shape and padding"
+    if not ((shape is not None) ^ (padding is not None)):
+        raise CheckValueError("give exactly one of shape and padding")
     if shape is not None:
         padding = (0, 0, max(shape[1] - img.shape[1], 0), max(shape[0] - img.shape[0], 0))
 
@@ -463,10 +509,17 @@ def impad(
     else:
         raise ValueError(f"padding must be an int or a 2- or 4-element tuple, but got {padding}")
 
-    assert padding_mode in _PAD_BORDERS, f"unknown padding_mode {padding_mode!r}"
-    return cv2.copyMakeBorder(
+    if padding_mode not in _PAD_BORDERS:
+        raise CheckValueError(f"unknown padding_mode {padding_mode!r}")
+    if min(left, top, right, bottom) < 0:
+        raise ValueError(f"impad: padding must not be negative, but got {padding}")
+    out = cv2.copyMakeBorder(
         img, top, bottom, left, right, _PAD_BORDERS[padding_mode], value=pad_val
     )
+    if out is None:  # OpenCV returns None when the result is empty
+        h, w = img.shape[0] + top + bottom, img.shape[1] + left + right
+        out = np.zeros((h, w, *img.shape[2:]), img.dtype)
+    return out
 
 
 def impad_to_multiple(img: np.ndarray, divisor: int, pad_val: Union[float, list] = 0) -> np.ndarray:
@@ -564,7 +617,8 @@ def _warp_along(
     Raises:
         ValueError: ``border_value`` is neither an int nor a tuple.
     """
-    assert direction in ("horizontal", "vertical"), f"invalid direction {direction!r}"
+    if direction not in ("horizontal", "vertical"):
+        raise CheckValueError(f"invalid direction {direction!r}")
     border = _per_channel(border_value, _channels(img), "border_value", ValueError)
     matrix = np.float32(matrices[0] if direction == "horizontal" else matrices[1])
     height, width = img.shape[:2]
@@ -628,3 +682,7 @@ def imtranslate(
     """
     matrices = ([[1, 0, offset], [0, 1, 0]], [[1, 0, 0], [0, 1, offset]])
     return _warp_along(img, direction, matrices, border_value, interpolation)
+
+
+# Last: an error from inside OpenCV names the function and the image (see _errors).
+name_opencv_errors_of(globals())

@@ -21,6 +21,7 @@ from PIL import Image, ImageOps
 
 from ..fileio import FileClient
 from ..utils import is_filepath, is_str
+from ..utils.compat_errors import same_type_error
 from ..utils.misc import import_optional
 
 supported_backends = ["cv2", "turbojpeg", "pillow", "tifffile"]
@@ -150,6 +151,8 @@ def _pillow2array(img: Image.Image, flag: str = "color", channel_order: str = "b
 def _decode_cv2(content: bytes, flag: Union[str, int], channel_order: str) -> np.ndarray | None:
     code = imread_flags[flag] if is_str(flag) else flag
     channel_order = _check_channel_order(channel_order)
+    if len(content) == 0:  # OpenCV's own assertion names nothing (content may be an array)
+        raise UnreadableImageError("imfrombytes: the content is empty (0 bytes), not an image")
     img = cv2.imdecode(np.frombuffer(content, np.uint8), code)
     # mmcv converted only for flag 'color' and returned BGR for 'color_ignore_orientation' even
     # when asked for RGB; every 3-channel colour read honours channel_order here.
@@ -213,7 +216,10 @@ def imfrombytes(
 
     Raises:
         ValueError: Unknown backend or channel order (or a flag the backend does not take).
+        UnreadableImageError: OpenCV and empty ``content`` (a ``ValueError`` and the
+            ``cv2.error`` mmcv raised).
         ImportError: The backend's package is not installed.
+        OSError: Pillow cannot identify or finish decoding ``content`` (PIL's errors).
     """
     backend = imread_backend if backend is None else backend
     if backend not in supported_backends:
@@ -221,6 +227,22 @@ def imfrombytes(
             f"image backend {backend!r} is not supported; use one of {supported_backends}"
         )
     return _DECODERS[backend](content, flag, channel_order)
+
+
+class ImageReadError(Exception):
+    """Marks an error of :func:`imread` that names the file it could not read as an image.
+
+    What the decoder raised keeps its type (``cv2.error``, PIL's ``UnidentifiedImageError``,
+    ``OSError``) and gains the file's name; a file that decodes to nothing is an
+    :class:`UnreadableImageError`.
+    """
+
+
+class UnreadableImageError(ImageReadError, ValueError, cv2.error):
+    """A file is empty or does not decode to an image (truncated, corrupt, not an image).
+
+    A ``ValueError``, and a ``cv2.error`` as OpenCV raised for an empty file under mmcv.
+    """
 
 
 def imread(
@@ -241,11 +263,17 @@ def imread(
             client from the path's prefix.
 
     Returns:
-        The image.
+        The image (never None: mmcv's OpenCV read returned None for a file it could not
+        decode; :func:`imfrombytes` still does).
 
     Raises:
         TypeError: ``img_or_path`` is neither an array, a str nor a Path.
         FileNotFoundError: The file does not exist (disk backend).
+        UnreadableImageError: The file is empty, or does not decode to an image (truncated,
+            corrupt, not an image); a ``ValueError`` and a ``cv2.error``, naming the file.
+        ValueError: Unknown backend, flag or channel order (as :func:`imfrombytes`).
+        ImageReadError: The backend's decoder failed on the file: its error type (e.g.
+            PIL's ``UnidentifiedImageError``, an ``OSError``), with the file named.
     """
     if isinstance(img_or_path, Path):
         img_or_path = str(img_or_path)
@@ -256,7 +284,23 @@ def imread(
             f"img_or_path must be a numpy array, a str or a pathlib.Path, not {type(img_or_path)}"
         )
     client = FileClient.infer_client(file_client_args, img_or_path)
-    return imfrombytes(client.get(img_or_path), flag, channel_order, backend)
+    content = client.get(img_or_path)
+    hint = "re-create or re-download it, or leave it out of the data"
+    if len(content) == 0:  # (bytes, or an array from a mocked client)
+        raise UnreadableImageError(f"{img_or_path} is empty (0 bytes), not an image: {hint}")
+    try:
+        img = imfrombytes(content, flag, channel_order, backend)
+    except (ValueError, ImportError):
+        raise  # a wrong backend, flag or channel order (or a missing package), not the file
+    except Exception as err:  # the decoder's own error (cv2.error, PIL, tifffile, OSError)
+        message = f"{img_or_path} ({len(content)} bytes) cannot be read as an image: {err}"
+        raise same_type_error(err, message, ImageReadError) from err
+    if img is None:
+        raise UnreadableImageError(
+            f"{img_or_path} ({len(content)} bytes) does not decode to an image (truncated, "
+            f"corrupt or not an image file): {hint}"
+        )
+    return img
 
 
 def imwrite(

@@ -17,6 +17,8 @@ import numpy as np
 from PIL import Image, ImageEnhance
 
 from ..utils import is_tuple_of
+from ..utils.compat_errors import CheckTypeError, CheckValueError
+from ._errors import name_opencv_errors_of
 from .colorspace import bgr2gray, gray2bgr
 
 # As in geometric.py: ``backend=None`` means OpenCV (mmcv's transforms never follow
@@ -65,7 +67,8 @@ def imnormalize_(
     Returns:
         ``img``, normalised.
     """
-    assert img.dtype != np.uint8, "imnormalize_ works in place, so img must not be uint8"
+    if not (img.dtype != np.uint8):
+        raise CheckTypeError("imnormalize_ works in place, so img must not be uint8")
     mean = np.float64(mean.reshape(1, -1))
     inv_std = 1 / np.float64(std.reshape(1, -1))
     if to_rgb:
@@ -89,7 +92,8 @@ def imdenormalize(
     Returns:
         The de-normalised image (float).
     """
-    assert img.dtype != np.uint8, "img must be a float image"
+    if not (img.dtype != np.uint8):
+        raise CheckTypeError("img must be a float image")
     mean = mean.reshape(1, -1).astype(np.float64)
     std = std.reshape(1, -1).astype(np.float64)
     out = cv2.multiply(img, std)
@@ -107,8 +111,21 @@ def iminvert(img: np.ndarray) -> np.ndarray:
 
     Returns:
         The inverted image.
+
+    Raises:
+        TypeError: An integer or bool dtype that cannot hold 255 (``int8``, ``bool``).
     """
+    _check_holds_255(img, "iminvert")
     return np.full_like(img, 255) - img
+
+
+def _check_holds_255(img: np.ndarray, op: str) -> None:
+    """Refuse a dtype in which ``255 - value`` overflows or is undefined (int8, bool)."""
+    if img.dtype == np.bool_ or (img.dtype.kind in "iu" and np.iinfo(img.dtype).max < 255):
+        raise CheckTypeError(
+            f"{op}: a {img.dtype} image cannot hold 255 - value; convert it to uint8 or a "
+            "float dtype first"
+        )
 
 
 def solarize(img: np.ndarray, thr: int = 128) -> np.ndarray:
@@ -120,7 +137,11 @@ def solarize(img: np.ndarray, thr: int = 128) -> np.ndarray:
 
     Returns:
         The solarized image.
+
+    Raises:
+        TypeError: An integer or bool dtype that cannot hold 255 (``int8``, ``bool``).
     """
+    _check_holds_255(img, "solarize")
     return np.where(img < thr, img, 255 - img)
 
 
@@ -140,7 +161,8 @@ def posterize(img: np.ndarray, bits: int) -> np.ndarray:
 
 def _pillow_enhance(img: np.ndarray, enhancer: Callable, factor: float) -> np.ndarray:
     """Apply a PIL ``ImageEnhance`` class to a BGR uint8 image."""
-    assert img.dtype == np.uint8, "the pillow backend works on uint8 images only"
+    if not (img.dtype == np.uint8):
+        raise CheckTypeError("the pillow backend works on uint8 images only")
     rgb = Image.fromarray(np.ascontiguousarray(img[..., ::-1]))
     return np.array(enhancer(rgb).enhance(factor), dtype=img.dtype)[..., ::-1]
 
@@ -208,7 +230,15 @@ def imequalize(img: np.ndarray) -> np.ndarray:
 
     Returns:
         The equalised image, same dtype.
+
+    Raises:
+        ValueError: ``img`` is not a non-empty ``(h, w, 3)`` array (a ``CheckValueError``, the
+            ``AssertionError`` type too).
     """
+    if img.ndim != 3 or img.shape[2] != 3 or img.size == 0:
+        raise CheckValueError(
+            f"imequalize: img must be a non-empty (h, w, 3) image, but it has shape {img.shape}"
+        )
     channels = [_equalize_channel(img[:, :, c]) for c in range(3)]
     return np.stack(channels, axis=-1).astype(img.dtype)
 
@@ -301,8 +331,10 @@ def adjust_sharpness(
     """
     if kernel is None:
         kernel = np.array([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]]) / 13
-    assert isinstance(kernel, np.ndarray), f"kernel must be an ndarray, but got {type(kernel)}"
-    assert kernel.ndim == 2, f"kernel must be 2-D, but it has {kernel.ndim} dimensions"
+    if not (isinstance(kernel, np.ndarray)):
+        raise CheckTypeError(f"kernel must be an ndarray, but got {type(kernel)}")
+    if not (kernel.ndim == 2):
+        raise CheckValueError(f"kernel must be 2-D, but it has {kernel.ndim} dimensions")
     return _blend_float(img, factor, cv2.filter2D(img, -1, kernel))
 
 
@@ -333,7 +365,8 @@ def adjust_lighting(
     )
     assert eigval.ndim == 1 and eigvec.ndim == 2
     assert eigvec.shape == (3, eigval.shape[0])
-    assert isinstance(alphastd, float), f"alphastd must be a float, but got {type(alphastd)}"
+    if not (isinstance(alphastd, float)):
+        raise CheckTypeError(f"alphastd must be a float, but got {type(alphastd)}")
     img = img.astype(np.float32)
     if to_rgb:
         cv2.cvtColor(img, cv2.COLOR_BGR2RGB, img)
@@ -353,9 +386,11 @@ def lut_transform(img: np.ndarray, lut_table: np.ndarray) -> np.ndarray:
         The transformed image (dtype of ``lut_table``).
     """
     assert isinstance(img, np.ndarray)
-    assert 0 <= np.min(img) and np.max(img) <= 255, "img values must lie in [0, 255]"
+    if not (0 <= np.min(img) and np.max(img) <= 255):
+        raise CheckValueError("img values must lie in [0, 255]")
     assert isinstance(lut_table, np.ndarray)
-    assert lut_table.shape == (256,), f"lut_table must have shape (256,): {lut_table.shape}"
+    if not (lut_table.shape == (256,)):
+        raise CheckValueError(f"lut_table must have shape (256,): {lut_table.shape}")
     return cv2.LUT(np.array(img, dtype=np.uint8), lut_table)
 
 
@@ -373,7 +408,8 @@ def clahe(
         The equalised uint8 image.
     """
     assert isinstance(img, np.ndarray)
-    assert img.ndim == 2, f"clahe works on 2-D images, but got {img.ndim} dimensions"
+    if not (img.ndim == 2):
+        raise CheckValueError(f"clahe works on 2-D images, but got {img.ndim} dimensions")
     assert isinstance(clip_limit, (float, int))
     assert is_tuple_of(tile_grid_size, int)
     assert len(tile_grid_size) == 2
@@ -404,7 +440,8 @@ def adjust_hue(img: np.ndarray, hue_factor: float, backend: str | None = None) -
     # relied on a C cast for that; numpy 2 refuses to convert negative values).
     shift = np.uint8(int(hue_factor * 255) % 256)
     if backend == "pillow":
-        assert img.dtype == np.uint8, "the pillow backend works on uint8 images only"
+        if not (img.dtype == np.uint8):
+            raise CheckTypeError("the pillow backend works on uint8 images only")
         rgb = Image.fromarray(np.ascontiguousarray(img[..., ::-1]))
         hue, sat, val = rgb.convert("HSV").split()
         hue = np.array(hue, dtype=np.uint8)
@@ -419,3 +456,7 @@ def adjust_hue(img: np.ndarray, hue_factor: float, backend: str | None = None) -
     with np.errstate(over="ignore"):
         hue += shift
     return cv2.cvtColor(cv2.merge([hue, sat, val]), cv2.COLOR_HSV2BGR_FULL).astype(dtype)
+
+
+# Last: an error from inside OpenCV names the function and the image (see _errors).
+name_opencv_errors_of(globals())

@@ -23,11 +23,12 @@ import torch
 import torch.nn as nn
 from torch.optim import Optimizer
 
+from mmpar import version
 from mmpar.parallel import is_module_wrapper as is_module_wrapper  # importable here, as in mmcv
 from mmpar.parallel.utils import ModelLayout, model_layout
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import get_dist_info
-from mmpar.version import __version__, mmcv_version
+from mmpar.version import __version__
 
 from .checkpointing.atomic_file import atomic_path
 from .checkpointing.atomic_file import update_latest_link as update_latest_link
@@ -196,7 +197,9 @@ def write_checkpoint(
     elif not isinstance(meta, dict):
         raise TypeError(f"meta must be a dict or None, but got {type(meta).__name__}")
     # mmcv's keys (readers such as mmdet's init_detector use meta['CLASSES']), plus ours.
-    meta = dict(meta, mmcv_version=mmcv_version, mmpar_version=__version__, time=time.asctime())
+    meta = dict(
+        meta, mmcv_version=version.mmcv_version, mmpar_version=__version__, time=time.asctime()
+    )
     classes = getattr(layout.bare, "CLASSES", None)
     if classes is not None:
         meta["CLASSES"] = classes

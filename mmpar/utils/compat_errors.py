@@ -84,3 +84,40 @@ def not_provided(module: str, name: str) -> NotProvidedError:
     )
     err.reason = NOT_PROVIDED[name]
     return err
+
+
+_RETYPED: dict[tuple[type, type], type] = {}
+
+
+def same_type_error(err: BaseException, message: str, marker: type) -> BaseException:
+    """``err`` again with ``message``: an instance of ``type(err)`` that is also a ``marker``.
+
+    For errors raised by code mmpar runs for the user (a config file's code, an image
+    decoder): the message can name the file and line, while ``except <the original type>:``
+    in the user's code keeps working. The subclass has the original's name, so
+    ``error: ZeroDivisionError: ...`` still says what was raised.
+
+    Args:
+        err: The error raised.
+        message: The new message, printed as written (no quotes for a KeyError).
+        marker: An exception class to mix in, by which mmpar recognizes these errors.
+
+    Returns:
+        The new error; ``err`` itself when its type cannot be subclassed.
+    """
+    cls = type(err)
+    sub = _RETYPED.get((cls, marker))
+    if sub is None:
+        try:
+            sub = type(cls.__name__, (cls, marker), {"__str__": _first_arg})
+        except TypeError:  # a type that cannot be subclassed or mixed with the marker
+            return err
+        _RETYPED[cls, marker] = sub
+    new = sub.__new__(sub)
+    new.args = (message,)
+    return new
+
+
+def _first_arg(self: BaseException) -> str:
+    # One message for every type: KeyError's str() would quote it, OSError's reformat it.
+    return str(self.args[0])

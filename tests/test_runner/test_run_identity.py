@@ -67,7 +67,8 @@ def test_resume_adopts_the_checkpoint_run_id(make_runner, make_loader, tmp_path)
     assert _meta(work / "epoch_2.pth")["run_id"] == first.run_id
     record = _record(work)
     assert record["run_id"] == first.run_id and record["resumed"] is True
-    assert record["resumed_from"] == str(work / "epoch_1.pth")
+    assert record["resumed_from"] == "epoch_1.pth"  # relative: the work dir can be moved
+    assert read_run_record(str(work))["resumed_from"] == str(work / "epoch_1.pth")
 
 
 def test_the_choice_names_the_file_not_latest_pth(make_runner, make_loader, tmp_path):

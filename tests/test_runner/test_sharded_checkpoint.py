@@ -16,7 +16,7 @@ import torch.distributed as dist
 from mmpar.parallel import MMFullyShardedDataParallel
 from mmpar.runner import CheckpointHook, EpochBasedRunner, load_checkpoint, save_checkpoint
 from mmpar.runner.checkpointing.model_state import CheckpointMismatchError
-from mmpar.runner.checkpointing.safe_load import UnsafeCheckpointError
+from mmpar.runner.checkpointing.safe_load import CorruptCheckpointError, UnsafeCheckpointError
 from mmpar.runner.checkpointing.sharded import (
     HEADER,
     convert_sharded_checkpoint,
@@ -118,6 +118,21 @@ def test_unsafe_dcp_metadata_is_refused(gloo_group, tmp_path):
         pickle.dump(Payload(), f)
     with pytest.raises(UnsafeCheckpointError, match="builtins.print"):
         load_sharded_checkpoint(Mlp(), path)
+
+
+def test_a_missing_or_truncated_shard_file_is_named(gloo_group, tmp_path):
+    _, _, path = _save(tmp_path)
+    shards = sorted(n for n in os.listdir(path) if n.endswith(".distcp"))
+    assert shards
+    with open(os.path.join(path, shards[0]), "r+b") as f:
+        f.truncate(os.path.getsize(os.path.join(path, shards[0])) // 2)
+    with pytest.raises(
+        CorruptCheckpointError, match=f"{shards[0]}.* is truncated .*copy the whole"
+    ):
+        load_sharded_checkpoint(Mlp(), path)
+    os.remove(os.path.join(path, shards[0]))
+    with pytest.raises(CorruptCheckpointError, match=f"misses its shard file {shards[0]}: copy"):
+        load_checkpoint(Mlp(), path)  # as tools/test.py loads it (one error: line, exit 2)
 
 
 def test_sharded_needs_a_sharded_model(tmp_path):

@@ -193,7 +193,9 @@ def test_python_runtime_error_traceback_shows_config_file(write):
     path = write("boom.py", "a = 1\nb = undefined_name\n")
     with pytest.raises(NameError) as info:
         Config.fromfile(path)
-    frames = traceback.extract_tb(info.value.__traceback__)
+    assert str(info.value).startswith(f"{path}:2: name 'undefined_name' is not defined")
+    # The original error, with its traceback through the config, is the cause.
+    frames = traceback.extract_tb(info.value.__cause__.__traceback__)
     assert (str(path), 2) in [(f.filename, f.lineno) for f in frames]
 
 

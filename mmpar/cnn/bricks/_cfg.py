@@ -5,7 +5,21 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.registry import Registry
+
+# Layer names that importing ``mmpar.ops`` (``mmcv.ops`` under mmcv) registers, by registry
+# name: the cnn layer cannot import ops (it sits above), so a lookup that misses one says to.
+OPS_LAYER_NAMES: dict[str, frozenset] = {
+    "conv layer": frozenset(
+        {"DCN", "DCNv2", "SAC", "SubMConv2d", "SubMConv3d", "SubMConv4d"}
+        | {f"Sparse{kind}{d}d" for kind in ("Conv", "ConvTranspose", "InverseConv") for d in (2, 3)}
+        | {"SparseConv4d"}
+    ),
+    "norm layer": frozenset({"MMSyncBN"}),
+    "upsample layer": frozenset({"carafe"}),
+    "plugin layer": frozenset({"CrissCrossAttention"}),
+}
 
 
 def split_layer_cfg(cfg: Any, registry: Registry, what: str) -> tuple[Any, dict]:
@@ -28,6 +42,12 @@ def split_layer_cfg(cfg: Any, registry: Registry, what: str) -> tuple[Any, dict]
     layer_type = args.pop("type")
     layer_cls = registry.get(layer_type) if isinstance(layer_type, str) else None
     if layer_cls is None:
+        if layer_type in OPS_LAYER_NAMES.get(registry.name, ()):
+            raise MessageKeyError(
+                f"Unrecognized {what} type {layer_type!r}: it is registered by importing the ops; "
+                f"add `import mmpar.ops` (or `import mmcv.ops`) before building the model, or "
+                f"custom_imports = dict(imports=['mmpar.ops']) to the config"
+            )
         raise KeyError(
             f"Unrecognized {what} type {layer_type!r}: {registry.missing_message(str(layer_type))}"
         )

@@ -32,6 +32,7 @@ from ..resume.run_identity import (
 from .atomic_file import remove_checkpoint, update_latest_link
 from .fsdp_state import load_full_optimizer_state
 from .sharded import save_sharded_checkpoint
+from .work_dir_paths import is_inside, resolve_recorded, to_recorded
 
 #: Default names of numbered checkpoints, by whether they count epochs.
 NUMBERED = {True: "epoch_{}.pth", False: "iter_{}.pth"}
@@ -176,10 +177,12 @@ class Checkpointer:
             filename: Its name (see :meth:`numbered_name`, :meth:`best_name`,
                 :meth:`preempted_name`).
             replaces: Path of a checkpoint this one replaces (the previous best or
-                preemption checkpoint): deleted by rank 0 once the new one is on disk.
+                preemption checkpoint): deleted by rank 0 once the new one is on disk, if it
+                lies in ``out_dir`` (a run never deletes outside the directory it writes to).
             history: The caller's names of its checkpoints in ``out_dir``, oldest first:
                 ``filename`` is added before writing (so the checkpoint's hook state lists
-                it), then rank 0 deletes the oldest beyond ``max_keep`` (never the best).
+                it), then rank 0 deletes the oldest beyond ``max_keep`` (never the best, never
+                a name that leads outside ``out_dir``).
             max_keep: Checkpoints of ``history`` to keep; <= 0 keeps all.
             every_rank: The caller runs on every rank (periodic and preemption saves): every
                 rank's RNG states are gathered first (a collective) and only the ranks that
@@ -203,12 +206,23 @@ class Checkpointer:
             history.append(filename)
         path = self.write(out_dir, filename, **options)
         if getattr(self.runner, "rank", 0) == 0:  # deleting files stays with rank 0
-            if replaces and os.path.abspath(replaces) != os.path.abspath(path):
+            if replaces and self._may_delete(replaces, out_dir, path):
                 if remove_checkpoint(replaces):
                     self.runner.logger.info("removed the replaced checkpoint %s", replaces)
             if history is not None and max_keep > 0:
                 self._rotate(out_dir, history, max_keep, filename)
         return path
+
+    def _may_delete(self, old: str, out_dir: str, new: str) -> bool:
+        """Whether ``old`` may be deleted after ``new`` was written to ``out_dir``."""
+        if os.path.abspath(old) == os.path.abspath(new):
+            return False
+        if is_inside(old, out_dir):
+            return True
+        self.runner.logger.info(
+            "%s is outside %s (recorded by a run in another work dir?): left alone", old, out_dir
+        )
+        return False
 
     def write(
         self,
@@ -242,6 +256,7 @@ class Checkpointer:
             meta.update(runner.meta)
         # mmcv 1.x meaning: epochs and iterations completed.
         meta.update(epoch=runner_state["epoch"], iter=runner_state["iter"])
+        _record_relative(meta, runner.work_dir)
         meta["run_id"] = self.run_id  # an added key: mmcv reads such meta unchanged
         filepath = os.path.join(out_dir, filename)
         optimizer = runner.optimizer if save_optimizer else None
@@ -258,8 +273,11 @@ class Checkpointer:
         best_name = os.path.basename(best) if best else None
         while len(history) > max_keep:
             old = history.pop(0)
-            if old not in (current, best_name):
-                remove_checkpoint(os.path.join(out_dir, old))
+            old_path = os.path.join(out_dir, old)
+            if old not in (current, best_name) and self._may_delete(
+                old_path, out_dir, os.path.join(out_dir, current)
+            ):
+                remove_checkpoint(old_path)
 
     # ----------------------------------------------------------------------------- reading
     def load(self, filename: str, optimizer: Any = None, **load_args: Any) -> dict:
@@ -318,7 +336,10 @@ class Checkpointer:
         if runner.meta is None:
             runner.meta = {}
         runner.meta.setdefault("hook_msgs", {})
-        runner.meta["hook_msgs"].update(meta.get("hook_msgs", {}))
+        hook_msgs = runner.meta["hook_msgs"]
+        hook_msgs.update(meta.get("hook_msgs", {}))
+        if "best_ckpt" in hook_msgs:  # recorded relative to the work dir
+            hook_msgs["best_ckpt"] = resolve_recorded(hook_msgs["best_ckpt"], runner.work_dir)
         state = ckpt.get("mmpar_state")
         if not state:
             state = {"epoch": meta.get("epoch", 0), "iter": meta.get("iter", 0)}
@@ -388,6 +409,17 @@ class Checkpointer:
         runner.logger.info(
             "run %s (%s)", self.run_id, f"resumed from {resumed}" if resumed else "fresh start"
         )
+
+
+def _record_relative(meta: dict, work_dir: str | None) -> None:
+    """Record the best checkpoint's path in ``meta`` relative to ``work_dir`` (a copy).
+
+    ``runner.meta`` keeps the full path, as mmcv's does; the checkpoint gets a path that stays
+    right when the work dir is copied or moved (see :mod:`.work_dir_paths`).
+    """
+    msgs = meta.get("hook_msgs")
+    if isinstance(msgs, dict) and isinstance(msgs.get("best_ckpt"), str):
+        meta["hook_msgs"] = dict(msgs, best_ckpt=to_recorded(msgs["best_ckpt"], work_dir))
 
 
 class _SaveCheckpointWriter(Checkpointer):

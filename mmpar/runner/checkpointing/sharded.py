@@ -191,7 +191,42 @@ def _read_metadata(path: str) -> Any:
             raise UnsafeCheckpointError(f'"{path}": {err}') from None
         except (pickle.UnpicklingError, EOFError, ValueError, AttributeError) as err:
             raise CorruptCheckpointError(f'"{path}/{_DCP_METADATA}" is corrupt: {err}') from err
-    return _dcp().FileSystemReader(path).read_metadata()
+    metadata = _dcp().FileSystemReader(path).read_metadata()
+    _check_shard_files(path, metadata)
+    return metadata
+
+
+def _check_shard_files(path: str, metadata: Any) -> None:
+    """Raise if a shard file the metadata names is missing or shorter than its entries need.
+
+    Torch would fail deep inside its reader (or on some rank only); one stat per file here
+    names the file instead.
+
+    Raises:
+        CorruptCheckpointError: A shard file is missing or truncated.
+    """
+    needed: dict[str, int] = {}
+    for info in (getattr(metadata, "storage_data", None) or {}).values():
+        name = getattr(info, "relative_path", None)
+        if name is not None:
+            end = int(getattr(info, "offset", 0)) + int(getattr(info, "length", 0))
+            needed[name] = max(needed.get(name, 0), end)
+    advice = (
+        "copy the whole checkpoint directory again, or resume from an earlier checkpoint "
+        "(the shards of one checkpoint are only usable together)"
+    )
+    for name, size in sorted(needed.items()):
+        shard = os.path.join(path, name)
+        try:
+            have = os.path.getsize(shard)
+        except OSError:
+            raise CorruptCheckpointError(
+                f'the sharded checkpoint "{path}" misses its shard file {name}: {advice}'
+            ) from None
+        if have < size:
+            raise CorruptCheckpointError(
+                f'shard file "{shard}" is truncated ({have} of at least {size} bytes): {advice}'
+            )
 
 
 def _saved_shapes(metadata: Any, prefix: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence, Union
 from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 
 from ..checkpointing.checkpointer import Checkpointer, checkpointer_of
+from ..checkpointing.work_dir_paths import resolve_recorded, to_recorded
 
 # Metric-name substrings for which a greater (or a smaller) value is better, as in mmcv.
 DEFAULT_GREATER_KEYS = (
@@ -88,6 +89,8 @@ class BestCheckpoint:
         self.auto = key_indicator == "auto"
         self.best_score: float | None = None
         self.best_ckpt_path: str | None = None
+        # The work dir ``best_ckpt_path`` is recorded relative to (see work_dir_paths).
+        self.work_dir: str | None = None
         self.key_indicator: str | None = None
         self.rule: str | None = None
         if key_indicator is not None:
@@ -130,22 +133,26 @@ class BestCheckpoint:
     def restore_from_meta(self, runner: Any) -> None:
         """Take the best score and checkpoint from ``runner.meta['hook_msgs']`` (mmcv resume).
 
-        State restored by :meth:`load_state_dict` wins over the meta of the checkpoint.
+        State restored by :meth:`load_state_dict` wins over the meta of the checkpoint. A
+        recorded path relative to the work dir is taken as one in ``runner.work_dir``.
         """
         if runner.meta is None:
             runner.meta = {}
         msgs = runner.meta.setdefault("hook_msgs", {})
+        self.work_dir = getattr(runner, "work_dir", None)
         if self.best_ckpt_path is None:
             self.best_ckpt_path = msgs.get("best_ckpt")
+        self.best_ckpt_path = resolve_recorded(self.best_ckpt_path, self.work_dir)
         if self.best_score is None and "best_score" in msgs:
             self.best_score = msgs["best_score"]
 
     def update(self, runner: Any, score: float, out_dir: str, unit: str, number: int) -> None:
         """If ``score`` is the best so far, save ``best_<metric>_<unit>_<number>.pth``.
 
-        The previous best checkpoint is deleted only once the new one is on disk. With a
-        sharded (FSDP) model every rank calls this with the same score and joins the save;
-        rank 0 deletes the previous file.
+        The previous best checkpoint is deleted only once the new one is on disk, and only
+        if it lies in ``out_dir``: one recorded by a run in another work dir (this one is a
+        copy, or was moved) is left alone. With a sharded (FSDP) model every rank calls this
+        with the same score and joins the save; rank 0 deletes the previous file.
 
         Args:
             runner: Saves the checkpoint (through its Checkpointer) and logs; its ``meta``
@@ -158,6 +165,7 @@ class BestCheckpoint:
         if not self.is_better(score):
             return
         self.best_score = score
+        self.work_dir = getattr(runner, "work_dir", None)
         runner.meta.setdefault("hook_msgs", {})["best_score"] = score
         previous = self.best_ckpt_path
         name = Checkpointer.best_name(self.key_indicator, unit, number)
@@ -172,10 +180,13 @@ class BestCheckpoint:
         runner.logger.info(f"Best {self.key_indicator} is {score:0.4f} at {number} {unit}.")
 
     def state_dict(self) -> dict:
-        """The best score and checkpoint, and the metric and rule they were judged by."""
+        """The best score and checkpoint, and the metric and rule they were judged by.
+
+        The checkpoint's path is relative to the work dir when it lies inside it.
+        """
         return {
             "best_score": self.best_score,
-            "best_ckpt": self.best_ckpt_path,
+            "best_ckpt": to_recorded(self.best_ckpt_path, self.work_dir),
             "key_indicator": self.key_indicator,
             "rule": self.rule,
         }

@@ -27,6 +27,7 @@ from mmpar.version import __version__
 from ..checkpointing.atomic_file import atomic_path
 from ..checkpointing.safe_load import CheckpointError, CorruptCheckpointError, load_checkpoint_file
 from ..checkpointing.sharded import read_sharded_header
+from ..checkpointing.work_dir_paths import resolve_recorded, to_recorded
 
 __all__ = [
     "RUN_RECORD",
@@ -181,7 +182,7 @@ def write_run_record(
         "pid": os.getpid(),
         "world_size": world_size,
         "resumed": resumed_from is not None,
-        "resumed_from": None if resumed_from is None else os.path.abspath(resumed_from),
+        "resumed_from": to_recorded(resumed_from and os.path.abspath(resumed_from), work_dir),
         "mmpar_version": __version__,
     }
     path = os.path.join(work_dir, RUN_RECORD)
@@ -208,6 +209,8 @@ def read_run_record(work_dir: str, logger: logging.Logger | None = None) -> dict
     if not isinstance(record, dict) or not isinstance(record.get("run_id"), str):
         (logger or _logger).warning(f"auto-resume: ignoring {path}: it names no run_id")
         return None
+    if isinstance(record.get("resumed_from"), str):  # recorded relative to the work dir
+        record["resumed_from"] = resolve_recorded(record["resumed_from"], work_dir)
     return record
 
 

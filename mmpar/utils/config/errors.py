@@ -17,6 +17,8 @@ the built-in exception mmcv 1.x raises for the same mistake, so ``except KeyErro
   not in the config (mmcv's ``cfg.model`` raised ``AttributeError`` there).
 """
 
+from mmpar.utils.compat_errors import same_type_error
+
 
 class ConfigError(ValueError):
     """A config file or option is invalid; the message names the file and/or key."""
@@ -82,3 +84,34 @@ class ConfigOptionKeyError(ConfigOptionError, ConfigKeyError):
 
 class ConfigOptionTypeError(ConfigOptionError, ConfigTypeError):
     """An option's path goes through a value that is not a dict (or a list, with an index)."""
+
+
+class ConfigCodeError(Exception):
+    """Marks an error raised by a config file's own code (``1/0``, ``os.environ['UNSET']``).
+
+    The error raised is of the type the code raised (a ``ZeroDivisionError``, a ``KeyError``)
+    and of this class: its message names the config file and line (``path:line: message``),
+    and tools print it as one line (:func:`config_code_error` makes it).
+    """
+
+
+def config_code_error(err: Exception, path: str, lineno: int | None) -> BaseException:
+    """``err`` raised by the code of config ``path`` at ``lineno``, as a :class:`ConfigCodeError`.
+
+    Args:
+        err: What the config's code raised.
+        path: The config file.
+        lineno: Its line that raised (None if unknown).
+
+    Returns:
+        An instance of ``type(err)`` (a subclass that is also a :class:`ConfigCodeError`) whose
+        message is ``path:lineno: <err's message>``; ``err`` itself when its type cannot be
+        subclassed.
+    """
+    if isinstance(err, KeyError) and len(err.args) == 1:
+        detail = f"no key {err.args[0]!r}"  # str(KeyError) is the bare quoted key
+    else:
+        detail = str(err) or type(err).__name__
+    where = f"{path}:{lineno}" if lineno else path
+    message = f"{where}: {detail} (raised by the config file's own code)"
+    return same_type_error(err, message, ConfigCodeError)

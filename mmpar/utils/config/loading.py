@@ -25,6 +25,7 @@ from .errors import (
     ConfigOSError,
     ConfigSyntaxError,
     ConfigTypeError,
+    config_code_error,
 )
 
 BASE_KEY = "_base_"
@@ -150,7 +151,10 @@ def _exec_python(text: str, path: str) -> dict:
             (path, err.lineno, err.offset, err.text),
         ) from err
     namespace: dict[str, Any] = {"__file__": path, "__name__": "__mmpar_config__"}
-    exec(code, namespace)  # Config files are trusted code, like mmcv's.
+    try:
+        exec(code, namespace)  # Config files are trusted code, like mmcv's.
+    except Exception as err:
+        raise config_code_error(err, path, _raising_line(err, path)) from err
     skip = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
     return {
         name: value
@@ -158,6 +162,17 @@ def _exec_python(text: str, path: str) -> dict:
         if (name in (BASE_KEY, DEPRECATION_KEY) or not name.startswith("_"))
         and not isinstance(value, skip)
     }
+
+
+def _raising_line(err: BaseException, path: str) -> int | None:
+    """The line of config ``path`` that ``err`` came through last (None if none did)."""
+    lineno = None
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == path:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    return lineno
 
 
 def _parse_text(text: str, ext: str, path: str) -> dict:

@@ -158,7 +158,7 @@ def test_save_best_keeps_only_best(tmp_path):
     assert hook.state_dict() == {
         "evaluated_at": 4,
         "best_score": 0.75,
-        "best_ckpt": best,
+        "best_ckpt": "best_accuracy_epoch_4.pth",  # relative to the work dir (issue 36)
         "key_indicator": "accuracy",
         "rule": "greater",
     }
