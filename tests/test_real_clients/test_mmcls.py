@@ -14,12 +14,10 @@ config through ``_base_`` and sets
   against the md5 sum of the real download (and downloads CIFAR when one differs). The
   config's ``custom_imports`` loads ``helpers/mmcls_digits_plugin.py``, which registers
   ``DigitsCIFAR10``, mmcls's ``CIFAR10`` with the md5 lists replaced by the sums of the files
-  the test wrote; its loading and checking code runs unchanged.
-- the one substitution: mmcls 0.25's ``wrap_distributed_model`` raises ``RuntimeError
-  ('Unavailable device "cpu"')``, so its DDP path cannot run on CPU as released. The same
-  plugin rebinds ``mmcls.apis.train.wrap_distributed_model`` to a function that wraps a CPU
-  model in ``mmcv.parallel.MMDistributedDataParallel`` (mmcls's cuda branch without
-  ``device_ids``) and defers to mmcls's function for any other device.
+  the test wrote; its loading and checking code runs unchanged. That is all it does.
+- nothing for the DDP run: mmcls 0.25's ``wrap_distributed_model`` raises ``RuntimeError
+  ('Unavailable device "cpu"')`` as released, and the zero-edit launcher adds the CPU case
+  (mmpar/parallel/project_cpu_ddp.py), as it does for any user of ``pip install mmpar``.
 - a schedule that learns in 2 epochs of 256 images on CPU: Adam (lr 1e-3) instead of SGD,
   8 images per process (lr 2e-3 for the two-process run, which takes 16 per step), a train
   pipeline without the random crop and flip (a mirrored digit is another digit or none), and

@@ -69,6 +69,25 @@ def test_pytorch_launcher_initializes_real_group(clean_env):
         dist.destroy_process_group()
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the hint is for machines without CUDA")
+def test_nccl_without_cuda_names_gloo_as_the_way_out(clean_env):
+    # Released configs say dist_params = dict(backend='nccl'); on a CPU machine torch's error
+    # ("no GPUs found") does not say what to pass instead.
+    clean_env.update(
+        RANK="0",
+        LOCAL_RANK="0",
+        WORLD_SIZE="1",
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(free_port()),
+    )
+    try:
+        with pytest.raises(ValueError, match="needs CUDA.*dist_params.backend=gloo"):
+            init_dist("pytorch", backend="nccl")
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
 def test_destroy_dist_ends_the_group_and_then_does_nothing(tmp_path):
     dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0, world_size=1)
     try:
