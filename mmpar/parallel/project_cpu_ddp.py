@@ -70,7 +70,9 @@ def cpu_aware(builder: Callable, convention: str) -> Callable:
         ValueError: ``convention`` is not one of the two above.
     """
     if convention not in ("args", "default_args"):
-        raise ValueError(f"cpu_aware: unknown convention {convention!r}; use 'args' or 'default_args'")
+        raise ValueError(
+            f"cpu_aware: unknown convention {convention!r}; use 'args' or 'default_args'"
+        )
     if getattr(builder, _MARK, False):
         return builder
 

@@ -22,7 +22,7 @@ def {name}(model, device='cuda', {params}):
 
 
 def _write_package(root, dotted, source, reexport):
-    """Write package ``dotted`` (a.b.c) under ``root``; its parent package re-exports ``reexport``."""
+    """Write the module ``dotted`` (a.b.c) under ``root``; its package re-exports ``reexport``."""
     parts = dotted.split(".")
     for depth in range(1, len(parts)):
         folder = root.joinpath(*parts[:depth])
@@ -83,7 +83,9 @@ def test_builder_imported_after_install_gets_the_cpu_case(fake_projects):
     # without device_ids (DDP refuses them for a CPU module).
     assert mmdet.apis.build_ddp(model, "cpu", **kwargs) == "ddp"
     assert mmdet.utils.build_ddp is mmdet.apis.build_ddp
-    assert fake_projects == [(model, (), dict(broadcast_buffers=False, find_unused_parameters=True))]
+    assert fake_projects == [
+        (model, (), dict(broadcast_buffers=False, find_unused_parameters=True))
+    ]
     # Any other device is still the project's own function, with its own checks.
     assert mmdet.utils.build_ddp(model, "cuda", device_ids=[0]) == ("project", model, "cuda")
     with pytest.raises(AssertionError, match="Only available for cuda"):
