@@ -19,16 +19,24 @@ above changes, so formatting, comments and line endings stay byte for byte. (No 
 parser is needed for token-level renames.)
 
 Safety: files are read and rewritten in memory first; nothing is written unless every file
-decodes as UTF-8 and parses. Each file is then replaced atomically (a temporary file in the same
-folder, then :func:`os.replace`), keeping its permission bits. Files reached through a symlink
-are not rewritten (the link would become a copy); a symlink that leads out of the tree is
-reported. Hidden folders (``.git``, ``.venv``, ...) and ``__pycache__`` are not entered.
+decodes as UTF-8 and parses. Then every folder to write in is checked, every new content goes to
+a temporary file beside its target, and only then are they all renamed over the targets
+(:mod:`mmpar.cli.staged_write`), keeping permission bits: a read-only folder or a full disk
+leaves the tree exactly as it was. Files reached through a symlink are not rewritten (the link
+would become a copy); a symlink that leads out of the tree is reported. Hidden folders (``.git``,
+``.venv``, ...) and ``__pycache__`` are not entered, except ``.mim`` (an OpenMMLab wheel keeps
+the project's ``tools/`` and ``configs/`` there); the summary lists the hidden folders left out.
 
 Report: every mmcv name the tree uses that mmpar does not provide, as
 ``file:line: mmcv.X.Y is not provided by mmpar (what to use)``, found by importing the mmpar
-module and looking the name up (the truth, not a list). Exit codes: 0 done (also with names
-reported), 2 bad input (a path that does not exist, a file that is not UTF-8, a syntax error):
-one ``error:`` line naming the file, nothing written.
+module and looking the name up (the truth, not a list): a module path resolves as Python's
+import does (``mmcv.ops.nms.batched_nms`` is in the module ``mmpar.ops.nms``), and a name that
+is one of :mod:`mmpar.ops`'s stand-ins (importable, raises when used) is reported with its
+"instead". Then code that numpy 2 no longer runs (``np.float_``, ``np.float``, ``np.sctypes``,
+...), found by ruff's NumPy rules (:mod:`mmpar.cli.port_numpy`; ``--fix`` applies ruff's safe
+fixes). Exit codes: 0 done (also with names reported), 2 bad input (a path that does not exist,
+a file that cannot be read, is not UTF-8 or does not parse, a folder that cannot be written, a
+full disk, ``--fix`` without ruff): one ``error:`` line naming the file, nothing written.
 """
 
 from __future__ import annotations

@@ -94,9 +94,9 @@ def write_all(writes: Sequence[Write]) -> None:
             done.append(write)
     except OSError as err:
         # A rename failing after every file was staged: put the replaced ones back.
-        for write in done:
-            write.path.write_bytes(write.old)
-        for tmp, _ in staged[len(done) :]:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        for replaced in done:
+            replaced.path.write_bytes(replaced.old)
+        for left, _ in staged[len(done) :]:
+            if os.path.exists(left):
+                os.unlink(left)
         raise StagedWriteError(f"{write.rel}: {err}; the tree was restored") from err

@@ -25,4 +25,3 @@ class DigitsCIFAR10(CIFAR10):
         self.test_list = [[name, md5[name]] for name, _ in CIFAR10.test_list]
         self.meta = {**CIFAR10.meta, "md5": md5[CIFAR10.meta["filename"]]}
         super().__init__(data_prefix, *args, **kwargs)
-
