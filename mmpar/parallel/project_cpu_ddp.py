@@ -11,7 +11,7 @@ when one of the modules in :data:`BUILDERS` is imported, its builder is replaced
 module, by one that wraps a model on device ``'cpu'`` in ``MMDistributedDataParallel`` without
 ``device_ids`` (the CPU form of the project's cuda branch) and hands every other device to the
 project's own function unchanged. Modules imported before :func:`install` have the name rebound
-wherever it was imported to (``mmcls.utils``, ``mmcls.apis.train``, ...).
+wherever the project (or ``__main__``) imported it to (``mmcls.utils``, ``mmcls.apis.train``).
 
 The zero-edit launcher (``python -m mmpar.as_mmcv``) installs it. A ported tree imports it from
 its config: ``custom_imports = dict(imports=['mmpar.parallel.project_cpu_ddp'])`` (importing
@@ -96,7 +96,11 @@ def _patch(module: types.ModuleType) -> None:
     if original is None or getattr(original, _MARK, False):
         return
     replacement = cpu_aware(original, convention)
-    for other in list(sys.modules.values()):
+    # Where the project's own code (and the program it runs) bound the name on import.
+    package = module.__name__.partition(".")[0]
+    for other_name, other in list(sys.modules.items()):
+        if other_name != "__main__" and other_name.partition(".")[0] != package:
+            continue
         namespace = getattr(other, "__dict__", None)
         if isinstance(namespace, dict) and namespace.get(name) is original:
             namespace[name] = replacement
