@@ -18,6 +18,10 @@ unless ``MMPAR_MMCV_VERSION`` is set; see :mod:`mmpar.version` for why), as does
 :class:`ModuleNotFoundError` as usual, so ``try: from mmcv.onnx import X / except ImportError:``
 fallbacks keep working.
 
+With the mode on, the DDP builders of mmcls, mmdet, mmseg and mmaction2 accept the ``'cpu'``
+device they pick without CUDA (:mod:`mmpar.parallel.project_cpu_ddp`), so their own
+``--launcher pytorch`` training runs on CPU with gloo.
+
 Processes the program starts have the mode too: forked ones inherit it, and ``spawn`` /
 ``forkserver`` children (which import the parent's ``__main__`` again) start through this module,
 because the launcher's ``__main__`` names it. Under torchrun each worker runs the launcher.
@@ -43,6 +47,7 @@ from collections.abc import Sequence
 
 import mmpar
 from mmpar import version as _version
+from mmpar.parallel import project_cpu_ddp
 from mmpar.utils.compat_errors import MODULES_NOT_PROVIDED
 from mmpar.version import parse_version_info
 
@@ -216,6 +221,8 @@ def install() -> None:
         )
     if not installed():
         sys.meta_path.insert(0, _FINDER)
+    # Released projects' own --launcher pytorch path then also runs on CPU (gloo).
+    project_cpu_ddp.install()
 
 
 # The program the launcher runs, for the processes multiprocessing starts with spawn or

@@ -10,6 +10,7 @@ key at once, before the model or the datasets are built.
 from __future__ import annotations
 
 import copy
+import difflib
 import warnings
 from typing import Any
 
@@ -30,6 +31,21 @@ _REQUIRED: tuple[tuple[str, str, bool], ...] = (
     ("lr_config", "lr_config = dict(policy='step', step=[30]) (None: a constant rate)", True),
     ("workflow", "workflow = [('train', 1)]", False),
 )
+
+
+# Keys of mmcv 1.x configs, top level and in ``data``: never offered as "did you mean".
+_KNOWN_KEYS: dict[str, set[str]] = {
+    "": {
+        "checkpoint_config", "custom_hooks", "custom_imports", "dist_params", "evaluation",
+        "fp16", "gpu_ids", "load_from", "log_config", "log_level", "momentum_config",
+        "optimizer_config", "opencv_num_threads", "mp_start_method", "resume_from", "runner",
+        "total_epochs", "work_dir", "auto_resume", "device", "seed",
+    },
+    "data": {
+        "test", "train_dataloader", "val_dataloader", "test_dataloader", "persistent_workers",
+        "shuffle", "pin_memory", "drop_last",
+    },
+}  # fmt: skip
 
 
 def _lookup(cfg: Any, key: str) -> tuple[bool, Any]:
@@ -59,7 +75,9 @@ def check_train_config(cfg: Any, validate: bool = False) -> None:
         ConfigMissingKeyError: Keys are missing (all of them named, with an example each), or
             the runner has no limit: ``max_epochs`` for an EpochBasedRunner (``total_epochs``
             stands in for it, with a warning, as in mmcv), ``max_iters`` for an
-            IterBasedRunner. A ``KeyError`` and an ``AttributeError``.
+            IterBasedRunner. A ``KeyError`` and an ``AttributeError``. A key beside a missing
+            one that is close to its name is named too (``did you mean
+            data.sample_per_gpu?``).
     """
     required = list(_REQUIRED)
     if validate or _two_phase(cfg):
@@ -81,8 +99,23 @@ def check_train_config(cfg: Any, validate: bool = False) -> None:
         raise ConfigMissingKeyError(_message(cfg, missing))
 
 
+def _did_you_mean(cfg: Any, key: str) -> str:
+    """`` (did you mean data.sample_per_gpu?)`` when a key beside the missing one is close."""
+    parent_key, _, name = key.rpartition(".")
+    found, parent = _lookup(cfg, parent_key) if parent_key else (True, cfg)
+    if not found or not hasattr(parent, "keys"):
+        return ""
+    # A key mmcv configs use is not a misspelling of another (log_config is not lr_config).
+    required = {k.rpartition(".")[2] for k, _, _ in _REQUIRED if k.rpartition(".")[0] == parent_key}
+    known = _KNOWN_KEYS.get(parent_key, set()) | required
+    candidates = [str(k) for k in parent.keys() if str(k) not in known]
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+    prefix = f"{parent_key}." if parent_key else ""
+    return f" (did you mean {prefix}{close[0]}?)" if close else ""
+
+
 def _message(cfg: Any, missing: list[tuple[str, str]]) -> str:
-    keys = ", ".join(key for key, _ in missing)
+    keys = ", ".join(key + _did_you_mean(cfg, key) for key, _ in missing)
     source = f" {cfg.filename}" if getattr(cfg, "filename", None) else ""
     them = "it" if len(missing) == 1 else "them"
     return f"the config{source} has no {keys}; training needs {them}, e.g. " + "; ".join(

@@ -19,16 +19,24 @@ above changes, so formatting, comments and line endings stay byte for byte. (No 
 parser is needed for token-level renames.)
 
 Safety: files are read and rewritten in memory first; nothing is written unless every file
-decodes as UTF-8 and parses. Each file is then replaced atomically (a temporary file in the same
-folder, then :func:`os.replace`), keeping its permission bits. Files reached through a symlink
-are not rewritten (the link would become a copy); a symlink that leads out of the tree is
-reported. Hidden folders (``.git``, ``.venv``, ...) and ``__pycache__`` are not entered.
+decodes as UTF-8 and parses. Then every folder to write in is checked, every new content goes to
+a temporary file beside its target, and only then are they all renamed over the targets
+(:mod:`mmpar.cli.staged_write`), keeping permission bits: a read-only folder or a full disk
+leaves the tree exactly as it was. Files reached through a symlink are not rewritten (the link
+would become a copy); a symlink that leads out of the tree is reported. Hidden folders (``.git``,
+``.venv``, ...) and ``__pycache__`` are not entered, except ``.mim`` (an OpenMMLab wheel keeps
+the project's ``tools/`` and ``configs/`` there); the summary lists the hidden folders left out.
 
 Report: every mmcv name the tree uses that mmpar does not provide, as
 ``file:line: mmcv.X.Y is not provided by mmpar (what to use)``, found by importing the mmpar
-module and looking the name up (the truth, not a list). Exit codes: 0 done (also with names
-reported), 2 bad input (a path that does not exist, a file that is not UTF-8, a syntax error):
-one ``error:`` line naming the file, nothing written.
+module and looking the name up (the truth, not a list): a module path resolves as Python's
+import does (``mmcv.ops.nms.batched_nms`` is in the module ``mmpar.ops.nms``), and a name that
+is one of :mod:`mmpar.ops`'s stand-ins (importable, raises when used) is reported with its
+"instead". Then code that numpy 2 no longer runs (``np.float_``, ``np.float``, ``np.sctypes``,
+...), found by ruff's NumPy rules (:mod:`mmpar.cli.port_numpy`; ``--fix`` applies ruff's safe
+fixes). Exit codes: 0 done (also with names reported), 2 bad input (a path that does not exist,
+a file that cannot be read, is not UTF-8 or does not parse, a folder that cannot be written, a
+full disk, ``--fix`` without ruff): one ``error:`` line naming the file, nothing written.
 """
 
 from __future__ import annotations
@@ -37,11 +45,11 @@ import argparse
 import ast
 import difflib
 import importlib
+import importlib.util
 import io
 import os
 import re
 import sys
-import tempfile
 import tokenize
 import types
 from collections.abc import Iterator, Sequence
@@ -49,6 +57,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mmpar.utils.compat_errors import MODULES_NOT_PROVIDED, NotProvidedError
+
+from . import port_numpy
+from .staged_write import StagedWriteError, Write, write_all
 
 __all__ = [
     "MMCV_SUBPACKAGES",
@@ -263,18 +274,41 @@ def port_source(text: str, filename: str = "<string>") -> tuple[str, list[tuple[
 # ----------------------------------------------------------------------------- the tree
 
 
-def find_python_files(root: Path) -> tuple[list[Path], list[str]]:
-    """The ``.py`` files to port under ``root``, and a note for each symlink left out.
+#: Hidden folders that hold project source: an OpenMMLab wheel keeps the project's ``tools/``
+#: and ``configs/`` under ``<package>/.mim/`` (what ``mim`` installs them from).
+SOURCE_HIDDEN_FOLDERS = frozenset({".mim"})
+
+
+@dataclass
+class SourceFiles:
+    """What :func:`find_python_files` found under a tree.
+
+    Attributes:
+        files: The regular ``.py`` files to port (never through a symlink), sorted.
+        notes: One line per symlink that points out of the tree.
+        hidden: The hidden folders (``.git``, ``.venv``, ...) left out, relative to the tree.
+    """
+
+    files: list[Path]
+    notes: list[str]
+    hidden: list[str]
+
+
+def find_python_files(root: Path) -> SourceFiles:
+    """The ``.py`` files to port under ``root``, and what was left out.
+
+    Hidden folders are left out (``.git``, ``.venv``, a tox or editor folder: not the project's
+    source), except :data:`SOURCE_HIDDEN_FOLDERS`; ``__pycache__`` too.
 
     Args:
         root: A folder, or one ``.py`` file.
 
     Returns:
-        tuple: Regular files (never through a symlink), sorted; and one line per symlink that
-        points out of the tree.
+        SourceFiles: The files, the notes on symlinks out of the tree, the hidden folders left
+        out. A path that does not exist gives an empty result (:func:`port_tree` checks first).
     """
     root_real = Path(os.path.realpath(root))
-    skipped: list[str] = []
+    found = SourceFiles([], [], [])
 
     def outside(path: Path) -> bool:
         real = Path(os.path.realpath(path))
@@ -282,20 +316,28 @@ def find_python_files(root: Path) -> tuple[list[Path], list[str]]:
 
     def note(path: Path) -> None:
         if outside(path):
-            skipped.append(f"skipped {path}: a symlink to {os.path.realpath(path)}, outside {root}")
+            found.notes.append(
+                f"skipped {path}: a symlink to {os.path.realpath(path)}, outside {root}"
+            )
 
     if not root.is_dir():
         if root.is_symlink():
             note(root)
-            return [], skipped
-        return [root], skipped
-    files = []
+        elif root.is_file():
+            found.files.append(root)
+        return found
     for folder, dirs, names in os.walk(root):
         here = Path(folder)
         for name in sorted(dirs):
             if (here / name).is_symlink():
                 note(here / name)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+            elif name.startswith(".") and name not in SOURCE_HIDDEN_FOLDERS:
+                found.hidden.append((here / name).relative_to(root).as_posix())
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if (not d.startswith(".") or d in SOURCE_HIDDEN_FOLDERS) and d != "__pycache__"
+        )
         for name in sorted(names):
             path = here / name
             if not name.endswith(".py"):
@@ -303,8 +345,10 @@ def find_python_files(root: Path) -> tuple[list[Path], list[str]]:
             if path.is_symlink():
                 note(path)
             elif path.is_file():
-                files.append(path)
-    return sorted(files), skipped
+                found.files.append(path)
+    found.files.sort()
+    found.hidden.sort()
+    return found
 
 
 class PortInputError(ValueError):
@@ -337,67 +381,109 @@ def _read(path: Path, rel: str) -> PortedFile:
     return PortedFile(path, rel, text, new, uses, bom)
 
 
-def port_tree(root: Path) -> tuple[list[PortedFile], list[str]]:
+def port_tree(root: Path) -> tuple[list[PortedFile], SourceFiles]:
     """Read and port every file of the tree in memory (nothing is written).
 
     Args:
         root: A folder or a ``.py`` file.
 
     Returns:
-        tuple: The files, and the notes on symlinks left out.
+        tuple: The files, and what :func:`find_python_files` found (notes, hidden folders).
 
     Raises:
         FileNotFoundError: ``root`` does not exist.
         PortInputError: A file is not UTF-8 or does not parse.
+        OSError: A file cannot be read (e.g. permission denied): the error names it.
     """
     if not root.exists():
         raise FileNotFoundError(f"no such file or directory: {root}")
-    paths, skipped = find_python_files(root)
+    found = find_python_files(root)
     base = root if root.is_dir() else root.parent
-    files = [_read(path, path.relative_to(base).as_posix()) for path in paths]
-    return files, skipped
+    files = [_read(path, path.relative_to(base).as_posix()) for path in found.files]
+    return files, found
 
 
-def _write_atomically(ported: PortedFile) -> None:
-    data = (b"\xef\xbb\xbf" if ported.bom else b"") + ported.new.encode("utf-8")
-    mode = ported.path.stat().st_mode & 0o7777
-    folder, name = ported.path.parent, ported.path.name
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, ported.path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def _encoded(ported: PortedFile, text: str) -> bytes:
+    return (b"\xef\xbb\xbf" if ported.bom else b"") + text.encode("utf-8")
 
 
 # ----------------------------------------------------------------------------- what is missing
 
 
+def _stand_in_reason(obj: object) -> str | None:
+    """What to use instead, when ``obj`` is a stand-in of :mod:`mmpar.ops` (raises when used).
+
+    Decided by looking at the object, not at a list (ops keep moving from stand-ins to real
+    kernels): a function or constructor whose code is the stand-in factory's is one; calling it
+    (it raises at once, before using any argument) gives its own "instead" text.
+    """
+    try:
+        from mmpar.ops import _unsupported
+    except ImportError:  # no stand-ins left
+        return None
+    target = getattr(obj, "__init__", None) if isinstance(obj, type) else obj
+    code = getattr(target, "__code__", None)
+    if code is None or os.path.realpath(code.co_filename) != os.path.realpath(
+        _unsupported.__file__
+    ):
+        return None
+    try:
+        obj()  # type: ignore[operator]
+    except _unsupported.UnsupportedOpError as err:
+        instead = str(err).partition("; instead: ")[2].rstrip(".")
+        return f"a stand-in that raises UnsupportedOpError when used; instead: {instead}"
+    except Exception:  # noqa: BLE001 - not a stand-in after all: treat it as provided
+        return None
+    return None
+
+
+_NO_MODULE = object()
+
+
+def _submodule(obj: object, part: str) -> object:
+    """``obj.part`` as a module when ``obj`` is a package that has one; else ``_NO_MODULE``.
+
+    Raises:
+        ModuleNotFoundError: The submodule exists but needs a package that is not installed.
+    """
+    if not (isinstance(obj, types.ModuleType) and hasattr(obj, "__path__")):
+        return _NO_MODULE
+    name = f"{obj.__name__}.{part}"
+    if importlib.util.find_spec(name) is None:
+        return _NO_MODULE
+    return importlib.import_module(name)
+
+
 def _lookup(dotted: str) -> tuple[bool, str]:
-    """Whether mmpar provides ``mmcv.<...>`` at ``mmpar.<...>``, and what to use if not."""
+    """Whether mmpar provides ``mmcv.<...>`` at ``mmpar.<...>``, and what to use if not.
+
+    A module path resolves as Python's import does: ``mmcv.ops.nms.batched_nms`` is the
+    function in the module ``mmpar.ops.nms``, although the package ``mmpar.ops`` also has a
+    function called ``nms``. The last name is an attribute first (``from mmcv.ops import nms``
+    is the function), then a submodule.
+    """
     parts = dotted.split(".")[1:]
     obj: object = importlib.import_module("mmpar")
     for i, part in enumerate(parts):
+        last = i == len(parts) - 1
         try:
-            obj = getattr(obj, part)
-            continue
+            found = _NO_MODULE if last else _submodule(obj, part)
+            if found is _NO_MODULE:
+                try:
+                    found = getattr(obj, part)
+                except AttributeError:
+                    found = _submodule(obj, part)
         except NotProvidedError as err:
             return False, err.reason
-        except AttributeError:
-            pass
-        if isinstance(obj, types.ModuleType) and hasattr(obj, "__path__"):
-            submodule = f"{obj.__name__}.{part}"
-            try:
-                obj = importlib.import_module(submodule)
-                continue
-            except ModuleNotFoundError as err:
-                if err.name != submodule:
-                    return False, f"mmpar's {submodule} needs {err.name}, which is not installed"
-        return False, MODULES_NOT_PROVIDED.get(part, "") if i == 0 else ""
+        except ModuleNotFoundError as err:
+            where = f"{getattr(obj, '__name__', 'mmpar')}.{part}"
+            return False, f"mmpar's {where} needs {err.name}, which is not installed"
+        if found is _NO_MODULE:
+            return False, MODULES_NOT_PROVIDED.get(part, "") if i == 0 else ""
+        reason = _stand_in_reason(found)
+        if reason is not None:
+            return False, reason
+        obj = found
     return True, ""
 
 
@@ -450,36 +536,92 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="print the changes as a unified diff (git apply -p1 in the folder); write nothing",
     )
+    parser.add_argument(
+        "--fix",
+        action="store_true",
+        help="also rewrite code that numpy 2 no longer runs (np.float, np.float_, np.product, "
+        "...) with ruff's safe fixes (needs ruff: pip install 'mmpar[port]')",
+    )
     return parser.parse_args(argv)
+
+
+def _numpy_report(files: list[PortedFile], fix: bool) -> tuple[list[str], str]:
+    """Find (and with ``fix`` rewrite, in memory) code numpy 2 no longer runs.
+
+    Returns:
+        tuple: One line per finding left, and the summary's sentence about it.
+
+    Raises:
+        RuntimeError: ``fix`` without ruff installed, or ruff failed.
+    """
+    ruff = port_numpy.ruff_binary()
+    if ruff is None:
+        if fix:
+            raise RuntimeError(f"--fix needs ruff: {port_numpy.MISSING_RUFF}")
+        return [], f"numpy 2 check skipped: {port_numpy.MISSING_RUFF}"
+    names = {f.path: f.rel for f in files}
+    found = port_numpy.findings(ruff, [f.path for f in files], names)
+    fixed = 0
+    if fix and found:
+        with_findings = {name for name, _, _ in found}
+        left = [item for item in found if item[0] not in with_findings]
+        for ported in files:
+            if ported.rel in with_findings:
+                ported.new = port_numpy.fix_source(ruff, ported.new, ported.rel)
+                left += port_numpy.findings_in_source(ruff, ported.new, ported.rel)
+        fixed, found = len(found) - len(left), sorted(left)
+    lines = [
+        f"{name}:{line}: numpy 2 does not run this: {message}" for name, line, message in found
+    ]
+    note = f"fixed {fixed} numpy 2 findings, " if fix else ""
+    hint = " (--fix rewrites those ruff can)" if found and not fix else ""
+    return lines, f"{note}{len(found)} numpy 2 findings left{hint}"
+
+
+def _hidden_note(hidden: list[str]) -> list[str]:
+    if not hidden:
+        return []
+    shown = ", ".join(hidden[:10]) + (
+        f", ... ({len(hidden) - 10} more)" if len(hidden) > 10 else ""
+    )
+    return [f"port_mmcv: left out {len(hidden)} hidden folders (not project source): {shown}"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Port the tree; see the module docstring.
 
     Returns:
-        int: 0 when done, 2 on bad input (nothing written).
+        int: 0 when done (also with names or numpy findings reported), 2 on bad input (a path
+        that does not exist, a file that cannot be read or is not UTF-8 or Python, a folder that
+        cannot be written, a full disk, ``--fix`` without ruff): one ``error:`` line, and the
+        tree as it was.
     """
     args = parse_args(argv)
     root = Path(args.path)
     try:
-        files, skipped = port_tree(root)
-    except FileNotFoundError as err:
-        print(f"error: FileNotFoundError: {err}", file=sys.stderr)
-        return 2
+        files, found = port_tree(root)
+        numpy_lines, numpy_note = _numpy_report(files, args.fix)
+        changed = [f for f in files if f.changed]
+        if args.dry_run:
+            for ported in changed:
+                sys.stdout.writelines(_diff(ported))
+        else:
+            write_all(
+                [Write(f.path, f.rel, _encoded(f, f.new), _encoded(f, f.old)) for f in changed]
+            )
     except PortInputError as err:
         print(f"error: {err.kind}: {err}", file=sys.stderr)
         return 2
-    changed = [f for f in files if f.changed]
-    for ported in changed:
-        if args.dry_run:
-            sys.stdout.writelines(_diff(ported))
-        else:
-            _write_atomically(ported)
-    for line in [*skipped, *unprovided_names(files)]:
+    except (OSError, RuntimeError) as err:
+        kind = "OSError" if isinstance(err, StagedWriteError) else type(err).__name__
+        print(f"error: {kind}: {err}", file=sys.stderr)
+        return 2
+    report = [*found.notes, *unprovided_names(files), *numpy_lines, *_hidden_note(found.hidden)]
+    for line in report:
         print(line, file=sys.stderr)
     verb = "would rewrite" if args.dry_run else "rewrote"
     print(
-        f"port_mmcv: {verb} {len(changed)} of {len(files)} Python files under {root}",
+        f"port_mmcv: {verb} {len(changed)} of {len(files)} Python files under {root}; {numpy_note}",
         file=sys.stderr,
     )
     return 0

@@ -97,7 +97,7 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
     restarted worker never reads the addresses of the previous, dead attempt.
 
     Raises:
-        ValueError: Unknown launcher.
+        ValueError: Unknown launcher, or backend nccl on a machine without CUDA.
         RuntimeError: Required environment variables are missing, ``scontrol`` is unavailable,
             or the default process group already exists.
     """
@@ -110,12 +110,18 @@ def init_dist(launcher: str, backend: str | None = None, **kwargs: Any) -> None:
         raise RuntimeError("init_dist: the default process group is already initialized")
     backend = backend or default_backend()
     kwargs = _with_timeout(backend, kwargs)
-    if launcher == "pytorch":
-        _init_pytorch(backend, **kwargs)
-    elif launcher == "slurm":
-        _init_slurm(backend, **kwargs)
-    else:
-        _init_mpi(backend, **kwargs)
+    init = {"pytorch": _init_pytorch, "slurm": _init_slurm}.get(launcher, _init_mpi)
+    try:
+        init(backend, **kwargs)
+    except ValueError as err:
+        if backend != "nccl" or torch.cuda.is_available():
+            raise
+        # torch's own error ("no GPUs found") does not say that gloo runs on the CPU.
+        raise ValueError(
+            f"init_dist: backend 'nccl' needs CUDA GPUs and this machine has none ({err}); "
+            "use gloo for CPU training: --cfg-options dist_params.backend=gloo (or "
+            "backend='gloo' in the config's dist_params)"
+        ) from err
 
 
 def destroy_dist() -> None:

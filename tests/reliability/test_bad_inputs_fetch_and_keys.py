@@ -253,6 +253,20 @@ def test_each_key_training_reads_is_checked(key):
         check_train_config(cfg)
 
 
+def test_a_misspelt_key_gets_a_did_you_mean():
+    cfg = _digits()
+    data = cfg.data
+    data["sample_per_gpu"] = data.pop("samples_per_gpu")
+    cfg.pop("workflow")
+    cfg["workfow"] = [("train", 1)]
+    with pytest.raises(ConfigMissingKeyError) as raised:
+        check_train_config(cfg)
+    assert (
+        "has no data.samples_per_gpu (did you mean data.sample_per_gpu?), "
+        "workflow (did you mean workfow?); training needs them, e.g. " in str(raised.value)
+    )
+
+
 def test_conditional_keys_and_none():
     cfg = _digits()
     del cfg.data["val"]

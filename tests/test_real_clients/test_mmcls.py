@@ -14,12 +14,10 @@ config through ``_base_`` and sets
   against the md5 sum of the real download (and downloads CIFAR when one differs). The
   config's ``custom_imports`` loads ``helpers/mmcls_digits_plugin.py``, which registers
   ``DigitsCIFAR10``, mmcls's ``CIFAR10`` with the md5 lists replaced by the sums of the files
-  the test wrote; its loading and checking code runs unchanged.
-- the one substitution: mmcls 0.25's ``wrap_distributed_model`` raises ``RuntimeError
-  ('Unavailable device "cpu"')``, so its DDP path cannot run on CPU as released. The same
-  plugin rebinds ``mmcls.apis.train.wrap_distributed_model`` to a function that wraps a CPU
-  model in ``mmcv.parallel.MMDistributedDataParallel`` (mmcls's cuda branch without
-  ``device_ids``) and defers to mmcls's function for any other device.
+  the test wrote; its loading and checking code runs unchanged. That is all it does.
+- nothing for the DDP run: mmcls 0.25's ``wrap_distributed_model`` raises ``RuntimeError
+  ('Unavailable device "cpu"')`` as released, and the zero-edit launcher adds the CPU case
+  (mmpar/parallel/project_cpu_ddp.py), as it does for any user of ``pip install mmpar``.
 - a schedule that learns in 2 epochs of 256 images on CPU: Adam (lr 1e-3) instead of SGD,
   8 images per process (lr 2e-3 for the two-process run, which takes 16 per step), a train
   pipeline without the random crop and flip (a mirrored digit is another digit or none), and
@@ -164,32 +162,55 @@ def test_tools_test_evaluates_the_checkpoint(run, request, clients, mmcls_setup)
     assert metrics["accuracy_top-1"] > MIN_ACCURACY
 
 
-def test_port_tool_output_trains(clients, downloads, tmp_path):
-    """The mmcls source tree rewritten by tools/port_mmcv.py imports mmpar itself and trains."""
-    # The layout of mmcls's repository: the wheel keeps tools/ and configs/ under mmcls/.mim/.
+def test_port_tool_reports_exactly_what_fails_and_its_output_trains_on_two_processes(
+    clients, downloads, tmp_path
+):
+    """The unzipped mmcls wheel, ported by tools/port_mmcv.py (``.mim/`` too), trains with DDP.
+
+    The report is checked both ways against helpers/try_mmcv_names.py, which tries every mmcv
+    name of the original tree in the zero-edit mode. The ported tree imports mmpar itself and
+    runs its own ``.mim/tools/train.py`` under torchrun on CPU with the one documented import
+    (``mmpar.parallel.project_cpu_ddp`` in the config's ``custom_imports``).
+    """
     tree = tmp_path / "mmcls_ported"
-    shutil.copytree(downloads["mmcls"] / "mmcls", tree / "mmcls")
-    for folder in ("tools", "configs"):
-        shutil.move(tree / "mmcls" / ".mim" / folder, tree / folder)
-    clients.run(
-        [sys.executable, clients.REPO / "tools" / "port_mmcv.py", tree],
-        env=clients.client_env(),
-        cwd=tmp_path,
-    )
+    shutil.copytree(downloads["mmcls"], tree)
+    referee = tmp_path / "failing.json"
+    check = [clients.HELPERS / "try_mmcv_names.py", downloads["mmcls"], referee]
+    env = clients.client_env(downloads["mmcls"])
+    jobs = [
+        ([sys.executable, *clients.as_mmcv(*check)], env, tmp_path),
+        ([sys.executable, clients.REPO / "tools" / "port_mmcv.py", tree], env, tmp_path),
+    ]
+    _, ported = clients.run_together(jobs)
+    reported = {
+        line.split(": ")[1].split(" is not provided")[0]
+        for line in ported.stderr.splitlines()
+        if " is not provided by mmpar" in line
+    }
+    assert reported == set(json.loads(referee.read_text())), ported.stderr
+    assert reported  # mmcls's deployment tools use mmcv.tensorrt / mmcv.onnx
     left = [f"{path}:{line}" for path in tree.rglob("*.py") for line in mmcv_imports(path)]
     assert not left, left
-    # A short real run: 1 epoch of 32 images, validated on 16, without the zero-edit mode.
+    assert len(list((tree / "mmcls" / ".mim").rglob("*.py"))) > 400  # tools/ and configs/
+    # A short real run: 1 epoch of 32 images on two processes, without the zero-edit mode.
     data = tmp_path / "data"
     clients.write_cifar_digits(data, 32, 16)
-    config = clients.write_mmcls_config(tmp_path / "digits.py", tree / "configs", data, epochs=1)
+    config = clients.write_mmcls_config(tmp_path / "digits.py", mmcls_configs(tree), data, epochs=1)
+    with config.open("a") as f:
+        f.write(
+            "custom_imports = dict(imports=['mmcls_digits_plugin', "
+            "'mmpar.parallel.project_cpu_ddp'], allow_failed_imports=False)\n"
+        )
     env = clients.client_env(tree, clients.HELPERS)
     work_dir = tmp_path / "work"
-    args = [tree / "tools" / "train.py", config, "--work-dir", work_dir, "--seed", "0"]
-    args += ["--cfg-options", "log_config.interval=2"]
-    clients.run([sys.executable, *args], env=env, cwd=tmp_path)
+    args = [mmcls_tools(tree) / "train.py", config, "--work-dir", work_dir, "--seed", "0"]
+    cmd = clients.torchrun(2, *args, "--launcher", "pytorch")
+    cmd += ["--cfg-options", "log_config.interval=2", "dist_params.backend=gloo"]
+    clients.run(cmd, env=env, cwd=tmp_path, timeout=600)
     train_log, val_log = clients.read_log(work_dir)
     assert [e["epoch"] for e in val_log] == [1]
-    assert train_log[-1]["iter"] == 4
+    assert train_log[-1]["iter"] == 2  # 16 images per rank, 8 per step
+    assert "Distributed training: True" in next(work_dir.glob("*.log")).read_text()
     assert (work_dir / "epoch_1.pth").is_file()
     probe = "import mmcls.apis, sys; print('mmcv' in sys.modules, 'mmpar.cnn' in sys.modules)"
     out = clients.run([sys.executable, "-c", probe], env=env, cwd=tmp_path)

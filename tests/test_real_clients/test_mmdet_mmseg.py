@@ -28,9 +28,8 @@ project's config through ``_base_`` and sets
 - the data: 96 px images, no random flip, no loader workers (mmseg's ``persistent_workers`` off
   with them), a fixed learning rate without warm-up (mmdet's 500 warm-up iterations would keep
   the rate near zero for the whole run);
-- one substitution, for the DDP run, loaded by the config's ``custom_imports``:
-  ``helpers/mmdet_cpu_ddp.py`` rebinds ``mmdet.apis.train.build_ddp``, which accepts only
-  cuda/mlu/npu devices, to one that wraps a CPU model (the same as mmcls's in test_mmcls.py).
+- nothing for the DDP run: mmdet's ``build_ddp`` accepts only cuda/mlu/npu devices as
+  released; the zero-edit launcher adds the CPU case (mmpar/parallel/project_cpu_ddp.py).
 
 Cost: the three single-process trainings run side by side (one core each), then torchrun, then
 the two ``tools/test.py`` runs side by side.
@@ -100,7 +99,7 @@ def setup(downloads, tmp_path_factory, clients):
             root / "faster_rcnn.py", det_configs, digits.FASTER_RCNN, det
         ),
         fcn=digits.write_mmseg_config(root / "fcn.py", configs(mmseg, "mmseg"), seg, SEG_ITERS),
-        det_env=clients.client_env(mmdet, clients.HELPERS),
+        det_env=clients.client_env(mmdet),
         seg_env=clients.client_env(mmseg),
     )
 

@@ -36,6 +36,17 @@ def recorded_init(monkeypatch):
     return calls
 
 
+def _one_process_torchrun(env):
+    """The variables torchrun sets, for a job of one process on a free port."""
+    env.update(
+        RANK="0",
+        LOCAL_RANK="0",
+        WORLD_SIZE="1",
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(free_port()),
+    )
+
+
 def test_unknown_launcher_lists_valid_ones():
     with pytest.raises(ValueError, match="unknown launcher 'torchrun'.*pytorch, slurm, mpi"):
         init_dist("torchrun")
@@ -52,13 +63,7 @@ def test_pytorch_missing_env_names_variables(clean_env):
 
 
 def test_pytorch_launcher_initializes_real_group(clean_env):
-    clean_env.update(
-        RANK="0",
-        LOCAL_RANK="0",
-        WORLD_SIZE="1",
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(free_port()),
-    )
+    _one_process_torchrun(clean_env)
     init_dist("pytorch")
     try:
         assert dist.get_backend() == ("nccl" if torch.cuda.is_available() else "gloo")
@@ -67,6 +72,19 @@ def test_pytorch_launcher_initializes_real_group(clean_env):
             init_dist("pytorch")
     finally:
         dist.destroy_process_group()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the hint is for machines without CUDA")
+def test_nccl_without_cuda_names_gloo_as_the_way_out(clean_env):
+    # Released configs say dist_params = dict(backend='nccl'); on a CPU machine torch's error
+    # ("no GPUs found") does not say what to pass instead.
+    _one_process_torchrun(clean_env)
+    try:
+        with pytest.raises(ValueError, match="needs CUDA.*dist_params.backend=gloo"):
+            init_dist("pytorch", backend="nccl")
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
 
 
 def test_destroy_dist_ends_the_group_and_then_does_nothing(tmp_path):

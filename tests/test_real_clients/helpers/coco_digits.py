@@ -91,7 +91,6 @@ def write_seg_digits(root, split, n_images, seed=0, max_digits=3):
 # is told in tests/test_real_clients/test_mmdet_mmseg.py. ``{model}`` is the detector's part.
 MMDET_CONFIG = """\
 _base_ = [{base!r}]
-custom_imports = dict(imports=['mmdet_cpu_ddp'], allow_failed_imports=False)
 {model}
 classes = {classes!r}
 img_norm_cfg = dict(mean=[0.0, 0.0, 0.0], std=[255.0, 255.0, 255.0], to_rgb=False)
