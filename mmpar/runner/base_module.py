@@ -22,6 +22,9 @@ from torch import nn
 
 from mmpar.utils import get_logger, print_log
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils.logging import logger_initialized as logger_initialized
+
 from .dist_utils import master_only
 from .model_setup.weight_init import _fingerprint, initialize, update_init_info
 

@@ -12,6 +12,10 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from mmpar.engine import multi_device_test, single_device_test
+
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.fileio import FileClient as FileClient
+from mmpar.utils import is_seq_of as is_seq_of
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import broadcast_object, is_distributed
 

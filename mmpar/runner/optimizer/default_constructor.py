@@ -8,6 +8,10 @@ from typing import Any, Union
 import torch
 import torch.nn as nn
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import build_from_cfg as build_from_cfg
+from mmpar.utils import is_list_of as is_list_of
+from mmpar.utils.ext_loader import check_ops_exist as check_ops_exist
 from mmpar.utils.parrots_wrapper import _BatchNorm, _InstanceNorm
 
 from .builder import OPTIMIZER_BUILDERS, OPTIMIZERS
