@@ -100,8 +100,8 @@ def check_list_args(list_dir: bool, suffix) -> None:
     """Check ``list_dir_or_file``'s ``suffix`` against ``list_dir`` (TypeError as mmcv)."""
     if list_dir and suffix is not None:
         raise TypeError(
-            "list_dir_or_file: suffix filters files only, so it needs list_dir=False "
-            f"(got suffix={suffix!r} with list_dir=True)"
+            "list_dir_or_file: `suffix` should be None when `list_dir` is True (suffix filters "
+            f"files only; got suffix={suffix!r} with list_dir=True)"
         )
     if suffix is not None and not isinstance(suffix, (str, tuple)):
         raise TypeError(
