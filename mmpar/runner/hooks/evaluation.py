@@ -266,11 +266,17 @@ class EvalHook(Hook):
         """Score ``results``, put the metrics in the log buffer, return the ``save_best`` score.
 
         Raises:
+            TypeError: The dataset has no ``evaluate`` (checked here, not when the hook is
+                built: mmcv lets a subclass or a test replace this method).
             MissingMetricError: ``save_best`` names a metric that ``evaluate`` did not return.
         """
-        eval_res = self.dataloader.dataset.evaluate(
-            results, logger=runner.logger, **self.eval_kwargs
-        )
+        dataset = self.dataloader.dataset
+        if not hasattr(dataset, "evaluate"):
+            raise TypeError(
+                f"{type(self).__name__}: the dataset {type(dataset).__name__} has no "
+                "evaluate(results, logger=None, **kwargs) method, so results cannot be scored"
+            )
+        eval_res = dataset.evaluate(results, logger=runner.logger, **self.eval_kwargs)
         if not isinstance(eval_res, dict):
             raise TypeError(
                 f"{type(self.dataloader.dataset).__name__}.evaluate must return a dict of "
