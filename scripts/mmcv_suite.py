@@ -23,6 +23,7 @@ import argparse
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,7 @@ def run_suite(
     timeout: int = 60,
     paths: list[str] | None = None,
     extra: list[str] | None = None,
+    keep_report: Path | None = None,
 ) -> dict[str, str]:
     """Run the suite in a subprocess; return ``{test id: outcome}`` (passed/failed/error/skipped).
 
@@ -58,6 +60,7 @@ def run_suite(
         timeout: Per-test timeout in seconds (network tests would hang otherwise).
         paths: Test paths relative to the suite's parent (default: ``["tests"]``).
         extra: More pytest arguments.
+        keep_report: Copy the JUnit XML report (with per-test times) here.
     """
     if not SUITE.is_dir():
         raise FileNotFoundError(f"mmcv's test suite is not at {SUITE}")
@@ -79,6 +82,8 @@ def run_suite(
         subprocess.run(cmd, cwd=scratch, env=env, check=False)
         if not report.exists():
             raise RuntimeError(f"pytest wrote no report: {' '.join(cmd)}")
+        if keep_report is not None:
+            shutil.copyfile(report, keep_report)
         return read_report(report)
 
 
@@ -160,12 +165,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary", action="store_true", help="print counts per directory")
     parser.add_argument("--report", type=Path, help="read this JUnit XML instead of running")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--keep-report", type=Path, help="copy the JUnit XML report here")
     parser.add_argument("paths", nargs="*")
     args = parser.parse_args(argv)
     if args.report:
         outcomes = read_report(args.report)
     else:
-        outcomes = run_suite(args.python, not args.no_plugin, args.workers, paths=args.paths)
+        outcomes = run_suite(
+            args.python,
+            not args.no_plugin,
+            args.workers,
+            paths=args.paths or None,
+            keep_report=args.keep_report,
+        )
     if args.summary:
         print(json.dumps({d: dict(c) for d, c in summary(outcomes).items()}, indent=1))
     if args.no_plugin:

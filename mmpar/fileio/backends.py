@@ -105,7 +105,7 @@ def check_list_args(list_dir: bool, suffix) -> None:
         )
     if suffix is not None and not isinstance(suffix, (str, tuple)):
         raise TypeError(
-            f"list_dir_or_file: suffix must be a str or a tuple of str, but got "
+            "list_dir_or_file: `suffix` must be a string or tuple of strings, but got "
             f"{type(suffix).__name__}: {suffix!r}"
         )
 

@@ -80,9 +80,9 @@ class EvalHook(Hook):
             first metric returned by ``evaluate``; ``None`` keeps none.
         rule: ``'greater'`` or ``'less'``; inferred from the metric name when ``None``.
         test_fn: ``test_fn(model, dataloader) -> results``.
-        greater_keys: Extra metric-name substrings for which greater is better (added to
-            the defaults, as in mmcv).
-        less_keys: Extra metric-name substrings for which less is better.
+        greater_keys: Metric-name substrings for which greater is better; given, they replace
+            the class's ``_default_greater_keys``, as in mmcv.
+        less_keys: Likewise, for which less is better (replacing ``_default_less_keys``).
         out_dir: Where best checkpoints go (default ``runner.work_dir``).
         file_client_args: Only ``None`` or ``dict(backend='disk')`` (local files) is supported.
         **eval_kwargs: Passed to ``dataset.evaluate``. Unless ``evaluate`` takes ``**kwargs``,
@@ -134,7 +134,16 @@ class EvalHook(Hook):
         self.initial_flag = True
         self.test_fn = test_fn if test_fn is not None else self._default_test_fn
         self.out_dir = out_dir
-        self.best_checkpoint = BestCheckpoint(save_best, rule, greater_keys, less_keys, name)
+        self.best_checkpoint = BestCheckpoint(
+            save_best,
+            rule,
+            greater_keys,
+            less_keys,
+            name,
+            # A subclass's own defaults count, as in mmcv (projects' hooks set them).
+            default_greater_keys=type(self)._default_greater_keys,
+            default_less_keys=type(self)._default_less_keys,
+        )
         # Bumped after every evaluation; EarlyStoppingHook uses it to spot fresh results.
         self.eval_count = 0
         self.last_eval_res: dict | None = None
@@ -277,7 +286,7 @@ class EvalHook(Hook):
                 "evaluate(results, logger=None, **kwargs) method, so results cannot be scored"
             )
         eval_res = dataset.evaluate(results, logger=runner.logger, **self.eval_kwargs)
-        if not isinstance(eval_res, dict):
+        if not hasattr(eval_res, "items"):  # a mapping of metrics (mmcv reads only .items())
             raise TypeError(
                 f"{type(self.dataloader.dataset).__name__}.evaluate must return a dict of "
                 f"metrics, but returned {type(eval_res).__name__}"
@@ -290,9 +299,10 @@ class EvalHook(Hook):
         if self.save_best is None:
             return None
         if not eval_res:
+            # mmcv's words exactly: code (and mmcv's tests) look for this warning by text.
             warnings.warn(
-                f"{type(self).__name__}: evaluate returned no metrics, so no best checkpoint is "
-                "saved this time",
+                "Since `eval_res` is an empty dict, the behavior to save the best checkpoint "
+                "will be skipped in this evaluation.",
                 stacklevel=2,
             )
             return None
