@@ -25,6 +25,7 @@ REASONS = (
     "deliberate difference",
     "mmpar gap:",
     "fails on real mmcv 1.7.2 too",
+    "flaky:",
 )
 
 
@@ -33,7 +34,7 @@ def test_mmcv_suite_matches_the_expected_failures():
     if not mmcv_suite.SUITE.is_dir():
         pytest.skip(f"mmcv's test suite is not at {mmcv_suite.SUITE} (../shared is absent)")
     outcomes = mmcv_suite.run_suite()
-    assert len(outcomes) > 1000, f"only {len(outcomes)} tests ran: the suite did not collect"
+    assert len(outcomes) > 500, f"only {len(outcomes)} tests ran: the suite did not collect"
     unexpected, fixed = mmcv_suite.compare(outcomes, mmcv_suite.load_expected())
     assert not unexpected and not fixed, (
         f"unexpected failures: {unexpected}\n"
@@ -84,3 +85,6 @@ def test_report_outcomes_and_directories(tmp_path):
         "tests.test_fileio::test_d": "error",
     }
     assert mmcv_suite.directory("tests.test_fileio::test_c") == "tests/*.py"
+    assert mmcv_suite.directory("tests.test_fileclient.TestFileClient::test_a") == "tests/*.py"
+    assert mmcv_suite.directory("tests.test_ops.test_nms.Testnms::test_a") == "tests/test_ops"
+    assert mmcv_suite.directory("tests.test_ops.test_onnx") == "tests/test_ops"  # not imported
