@@ -1,4 +1,4 @@
-"""Every public module-level name of mmcv 1.7.2 resolves at its dotted path with mmcv served by mmpar.
+"""Every public module-level name of mmcv 1.7.2 resolves at its path with mmcv served by mmpar.
 
 ``mmcv_1_7_2_names.json`` is written by ``scripts/mmcv_names.py`` from mmcv 1.7.2's source
 (every module, every public module-level name with its kind, the parameter lists of what a module
