@@ -11,6 +11,10 @@ from typing import Sequence, Union
 import torch.utils.checkpoint as cp
 from torch import Tensor, nn
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.cnn.utils import constant_init as constant_init
+from mmpar.cnn.utils import kaiming_init as kaiming_init
+
 from ._frozen import apply_bn_eval, freeze
 from ._pretrained import default_init, init_or_load
 

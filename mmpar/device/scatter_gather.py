@@ -13,8 +13,12 @@ from typing import Any, Union
 import torch
 
 from mmpar.parallel import scatter_gather as _parallel
+
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.parallel.data_container import DataContainer as DataContainer
 from mmpar.utils import deprecated_api_warning
 
+from ._functions import Scatter as Scatter
 from .utils import get_device
 
 __all__ = ["scatter", "scatter_kwargs"]

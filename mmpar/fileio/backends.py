@@ -100,12 +100,12 @@ def check_list_args(list_dir: bool, suffix) -> None:
     """Check ``list_dir_or_file``'s ``suffix`` against ``list_dir`` (TypeError as mmcv)."""
     if list_dir and suffix is not None:
         raise TypeError(
-            "list_dir_or_file: suffix filters files only, so it needs list_dir=False "
-            f"(got suffix={suffix!r} with list_dir=True)"
+            "list_dir_or_file: `suffix` should be None when `list_dir` is True (suffix filters "
+            f"files only; got suffix={suffix!r} with list_dir=True)"
         )
     if suffix is not None and not isinstance(suffix, (str, tuple)):
         raise TypeError(
-            f"list_dir_or_file: suffix must be a str or a tuple of str, but got "
+            "list_dir_or_file: `suffix` must be a string or tuple of strings, but got "
             f"{type(suffix).__name__}: {suffix!r}"
         )
 

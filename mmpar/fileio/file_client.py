@@ -8,6 +8,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils.misc import has_method as has_method
+from mmpar.utils.path import is_filepath as is_filepath
+
 from .backends import BaseStorageBackend, HardDiskBackend, HTTPBackend
 from .optional_backends import CephBackend, LmdbBackend, MemcachedBackend, PetrelBackend
 

@@ -6,6 +6,9 @@ from io import BytesIO, StringIO
 from pathlib import Path
 from typing import Any, TextIO, Union
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import is_list_of as is_list_of
+
 from .file_client import FileClient
 from .handlers import BaseFileHandler, JsonHandler, PickleHandler, YamlHandler
 

@@ -127,6 +127,11 @@ def _restore_type(img: np.ndarray, dtype: Any) -> np.ndarray:
     raise TypeError(f"the output type must be np.uint8 or np.float32, but it is {dtype}")
 
 
+# mmcv's private names for the two helpers above; code written against mmcv imports them.
+_convert_input_type_range = _unit_float
+_convert_output_type_range = _restore_type
+
+
 def _ycbcr_from(img: np.ndarray, y_only: bool, order: str) -> np.ndarray:
     dtype = img.dtype
     unit = _unit_float(img)

@@ -15,6 +15,9 @@ import cv2
 import numpy as np
 from PIL import Image
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.image.io import imread_backend as imread_backend
+
 from ..utils import to_2tuple
 from ..utils.compat_errors import CheckTypeError, CheckValueError
 from ._errors import name_opencv_errors_of

@@ -109,6 +109,8 @@ def use_backend(backend: str) -> None:
     assert backend in supported_backends, (
         f"unknown image backend {backend!r}; use one of {supported_backends}"
     )
+    if backend == "pillow" and Image is None:  # Pillow is a dependency; a stripped install
+        raise ImportError("the 'pillow' image backend needs Pillow: pip install Pillow")
     if backend == "turbojpeg":
         _turbojpeg_decoder()
     elif backend == "tifffile":

@@ -16,6 +16,9 @@ import cv2
 import numpy as np
 from PIL import Image, ImageEnhance
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.image.io import imread_backend as imread_backend
+
 from ..utils import is_tuple_of
 from ..utils.compat_errors import CheckTypeError, CheckValueError
 from ._errors import name_opencv_errors_of

@@ -9,6 +9,12 @@ from typing import Any
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.parallel.scatter_gather import ScatterInputs as ScatterInputs
+from mmpar.utils import TORCH_VERSION as TORCH_VERSION
+from mmpar.utils import digit_version as digit_version
+from mmpar.utils import print_log as print_log
+
 from .collate import merge_chunks
 from .data_container import DataContainer
 from .data_parallel import WrapperStepsMixin

@@ -13,6 +13,13 @@ from typing import Any
 import torch.distributed as dist
 from torch import nn
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.parallel.registry import MODULE_WRAPPERS as MODULE_WRAPPERS
+from mmpar.parallel.scatter_gather import ScatterInputs as ScatterInputs
+from mmpar.parallel.scatter_gather import scatter_kwargs as scatter_kwargs
+from mmpar.utils import TORCH_VERSION as TORCH_VERSION
+from mmpar.utils import digit_version as digit_version
+
 from .distributed import MMDistributedDataParallel as _MMDistributedDataParallel
 
 __all__ = ["MMDistributedDataParallel"]

@@ -1,5 +1,8 @@
 """mmpar.runner: runners, hooks, checkpoints and optimizers (mmcv 1.x public names)."""
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.device import ipu as ipu
+
 from . import checkpoint, dist_utils, hooks
 from .base_module import BaseModule, ModuleDict, ModuleList, Sequential
 from .base_runner import BaseRunner

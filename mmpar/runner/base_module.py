@@ -22,8 +22,11 @@ from torch import nn
 
 from mmpar.utils import get_logger, print_log
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils.logging import logger_initialized as logger_initialized
+
 from .dist_utils import master_only
-from .model_setup.weight_init import _fingerprint, initialize, update_init_info
+from .model_setup.weight_init import _snapshot, initialize, update_init_info
 
 __all__ = ["BaseModule", "ModuleDict", "ModuleList", "Sequential"]
 
@@ -76,7 +79,7 @@ class BaseModule(nn.Module, metaclass=ABCMeta):
                     "The value is the same before and after calling `init_weights` of "
                     f"{type(self).__name__} "
                 )
-                table[param]["tmp_mean_value"] = _fingerprint(param)
+                table[param].update(_snapshot(param))
             for module in self.modules():
                 module._params_init_info = table
         try:

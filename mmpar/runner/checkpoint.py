@@ -24,8 +24,15 @@ import torch.nn as nn
 from torch.optim import Optimizer
 
 from mmpar import version
+
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.fileio import FileClient as FileClient
+from mmpar.fileio import load as load_file  # noqa: F401  (mmcv's name for it there)
 from mmpar.parallel import is_module_wrapper as is_module_wrapper  # importable here, as in mmcv
 from mmpar.parallel.utils import ModelLayout, model_layout
+from mmpar.utils import digit_version as digit_version
+from mmpar.utils import load_url as load_url
+from mmpar.utils import mkdir_or_exist as mkdir_or_exist
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import get_dist_info
 from mmpar.version import __version__

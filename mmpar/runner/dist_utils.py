@@ -14,6 +14,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import IS_MLU_AVAILABLE as IS_MLU_AVAILABLE
+from mmpar.utils import IS_NPU_AVAILABLE as IS_NPU_AVAILABLE
 from mmpar.utils import dist as _dist
 from mmpar.utils.dist import (  # noqa: F401 (re-exported through __all__)
     all_reduce_dict,

@@ -21,6 +21,10 @@ from typing import Any
 import torch
 from torch import nn
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import IS_NPU_AVAILABLE as IS_NPU_AVAILABLE
+from mmpar.utils import TORCH_VERSION as TORCH_VERSION
+from mmpar.utils import digit_version as digit_version
 from mmpar.utils.compat_errors import CheckValueError
 from mmpar.utils.dist import allreduce_grads
 

@@ -125,3 +125,12 @@ def _opencv_version() -> str:
     except ImportError:
         return "not installed"
     return str(cv2.__version__)
+
+
+def __getattr__(name: str) -> Any:
+    # mmcv's module imports get_build_config; served lazily so importing this stays torch-free.
+    if name == "get_build_config":
+        from .parrots_wrapper import get_build_config
+
+        return get_build_config
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,6 +6,11 @@ from typing import Any
 
 import torch.hub
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils.parrots_wrapper import TORCH_VERSION as TORCH_VERSION
+from mmpar.utils.path import mkdir_or_exist as mkdir_or_exist
+from mmpar.utils.version_utils import digit_version as digit_version
+
 
 def load_url(
     url: str,

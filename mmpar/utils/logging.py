@@ -21,7 +21,9 @@ _LEVEL_COLORS = {
     "ERROR": "red",
     "CRITICAL": "red",
 }
-_initialized: set[str] = set()
+#: Names of the loggers :func:`get_logger` has set up (mmcv 1.x's ``logger_initialized``: projects
+#: read it to find the root logger already made, or mark one of theirs as set up).
+logger_initialized: dict[str, bool] = {}
 
 
 def _get_rank() -> int:
@@ -98,12 +100,12 @@ def get_logger(
     """
     logger = logging.getLogger(name)
     rank = _get_rank()
-    if name in _initialized:
+    if name in logger_initialized:
         if log_file is not None and rank == 0:
             level = next((h.level for h in logger.handlers), logging.NOTSET)
             _add_file_handler(logger, log_file, file_mode, level)
         return logger
-    if any(name.startswith(f"{parent}.") for parent in _initialized):
+    if any(name.startswith(f"{parent}.") for parent in logger_initialized):
         return logger
 
     # As in mmcv, records still propagate (so pytest's caplog and root-level handlers see
@@ -116,7 +118,7 @@ def get_logger(
     if log_file is not None and rank == 0:
         _add_file_handler(logger, log_file, file_mode, log_level)
     logger.setLevel(log_level if rank == 0 else logging.ERROR)
-    _initialized.add(name)
+    logger_initialized[name] = True
     return logger
 
 

@@ -48,3 +48,12 @@ def skip_no_elena(func: Callable) -> Callable:
 
 
 __all__ = ["jit", "parrots_jit_option", "skip_no_elena"]
+
+
+def __getattr__(name: str) -> Any:
+    # mmcv's module imports TORCH_VERSION; served lazily so importing this stays torch-free.
+    if name == "TORCH_VERSION":
+        from .parrots_wrapper import TORCH_VERSION
+
+        return TORCH_VERSION
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,6 +26,8 @@ PoolDataLoader = DataLoader
 
 #: torch's SyncBatchNorm (mmcv subclassed it only to relax an input check under parrots).
 SyncBatchNorm = torch.nn.SyncBatchNorm
+#: mmcv's name for the class its SyncBatchNorm derives from.
+SyncBatchNorm_ = torch.nn.SyncBatchNorm
 
 
 def is_cuda_available() -> bool:

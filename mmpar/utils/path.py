@@ -8,6 +8,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Union
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils.misc import is_str as is_str
+
 PathLike = Union[str, Path]
 
 

@@ -10,6 +10,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, Callable, Union
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils.misc import deprecated_api_warning as deprecated_api_warning
+from mmpar.utils.misc import is_seq_of as is_seq_of
+
 # The argument errors and checks live in config_args; imported from here since mmcv 1.x.
 from .config_args import (  # noqa: F401
     ConfigArgumentError,

@@ -77,6 +77,20 @@ def digit_version(version_str: str, length: int = 4) -> tuple[int, ...]:
     return tuple(release)
 
 
+def _minimal_ext_cmd(cmd: list[str]) -> bytes:
+    """Run ``cmd`` in a minimal C-locale environment and return its stdout (mmcv's helper).
+
+    Raises:
+        OSError: The command cannot be run or exits with an error.
+    """
+    env = {key: os.environ[key] for key in ("SYSTEMROOT", "PATH", "HOME") if key in os.environ}
+    env.update(LANGUAGE="C", LANG="C", LC_ALL="C")
+    proc = subprocess.run(cmd, capture_output=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise OSError(f"{cmd[0]} exited with {proc.returncode}")
+    return proc.stdout
+
+
 def get_git_hash(fallback: str = "unknown", digits: int | None = None) -> str:
     """Return the commit hash of ``HEAD`` in the current working directory's git repository.
 
@@ -92,16 +106,12 @@ def get_git_hash(fallback: str = "unknown", digits: int | None = None) -> str:
     """
     if digits is not None and not isinstance(digits, int):
         raise TypeError(f"get_git_hash: digits must be None or an int, but got {digits!r}")
-    env = {key: os.environ[key] for key in ("SYSTEMROOT", "PATH", "HOME") if key in os.environ}
-    env.update(LANGUAGE="C", LANG="C", LC_ALL="C")
     try:
-        proc = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, env=env, check=False
-        )
+        sha = _minimal_ext_cmd(["git", "rev-parse", "HEAD"]).decode("ascii", errors="replace")
     except OSError:
         return fallback
-    sha = proc.stdout.decode("ascii", errors="replace").strip()
-    if proc.returncode != 0 or not sha:
+    sha = sha.strip()
+    if not sha:
         return fallback
     return sha if digits is None else sha[:digits]
 

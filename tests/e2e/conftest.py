@@ -89,11 +89,11 @@ def restore_mmpar_logger():
 
     logger = logging.getLogger("mmpar")
     before = list(logger.handlers)
-    was_initialized = "mmpar" in mmpar_logging._initialized
+    was_initialized = "mmpar" in mmpar_logging.logger_initialized
     yield
     for handler in list(logger.handlers):
         if handler not in before:  # incl. a console handler on capsys's (now closed) stream
             logger.removeHandler(handler)
             handler.close()
     if not was_initialized:
-        mmpar_logging._initialized.discard("mmpar")
+        mmpar_logging.logger_initialized.pop("mmpar", None)

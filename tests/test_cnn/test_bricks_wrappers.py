@@ -1,5 +1,7 @@
 """The empty-tensor wrappers: empty batches give empty outputs of the right shape, with grads."""
 
+from unittest import mock
+
 import pytest
 import torch
 from torch import nn
@@ -98,3 +100,15 @@ def test_obsolete_torch_version():
     assert not obsolete_torch_version((1, 5), (1, 4))
     assert isinstance(wrappers.TORCH_VERSION, tuple) and len(wrappers.TORCH_VERSION) == 2
     assert not obsolete_torch_version(wrappers.TORCH_VERSION, (1, 9))
+
+
+@pytest.mark.parametrize("name", ["ConvTranspose2d", "ConvTranspose3d"])
+def test_transposed_conv_passes_output_size_only_when_given(name):
+    wrapper_cls = getattr(wrappers, name)
+    layer = wrapper_cls(3, 2, 1)
+    x = torch.zeros((1, 3) + (4,) * (2 if name.endswith("2d") else 3))
+    with mock.patch(f"torch.nn.{name}.forward") as torch_forward:
+        layer(x)
+        torch_forward.assert_called_with(x)  # as mmcv: the input alone
+        layer(x, [4] * (x.dim() - 2))
+        torch_forward.assert_called_with(x, [4] * (x.dim() - 2))

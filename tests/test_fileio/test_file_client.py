@@ -106,9 +106,9 @@ def test_list_dir_or_file(tree):
     ]
     assert ls(list_dir=False, suffix=".py", recursive=True) == ["b.py", "d1/d2/e.py"]
     assert ls(list_dir=False, suffix=(".txt", ".py")) == ["a.txt", "b.py"]
-    with pytest.raises(TypeError, match="needs list_dir=False"):
+    with pytest.raises(TypeError, match="should be None when `list_dir` is True"):
         ls(suffix=".py")
-    with pytest.raises(TypeError, match="suffix must be a str or a tuple"):
+    with pytest.raises(TypeError, match="suffix. must be a string or tuple"):
         ls(list_dir=False, suffix=[".py"])
 
 

@@ -246,3 +246,11 @@ def test_tifffile_backend_plumbing(bgr, monkeypatch):
     np.save(buffer, bgr)
     got = mmimage.imfrombytes(buffer.getvalue(), "grayscale", "rgb", backend="tifffile")
     assert_array_equal(got, bgr)  # flag and channel order do not apply
+
+
+def test_pillow_backend_without_pillow_is_an_import_error(monkeypatch):
+    before = image_io.imread_backend
+    monkeypatch.setattr(image_io, "Image", None)
+    with pytest.raises(ImportError, match="Pillow"):
+        mmimage.use_backend("pillow")
+    assert image_io.imread_backend == before  # the selection is unchanged

@@ -177,7 +177,6 @@ PROVIDED = {
     "RoIAlignRotated",
     "roi_align_rotated",
     "rotated_feature_align",
-
     # the point-cloud family (issue 34)
     "furthest_point_sample",
     "furthest_point_sample_with_dist",
@@ -204,7 +203,6 @@ PROVIDED = {
     "nms3d_normal",
     "RoIAwarePool3d",
     "RoIPointPool3d",
-
     "Voxelization",
     "voxelization",
     "DynamicScatter",

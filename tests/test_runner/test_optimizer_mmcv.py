@@ -170,6 +170,12 @@ def test_config_errors_have_mmcv_types():
         DefaultOptimizerConstructor([("type", "SGD")])
     with pytest.raises(TypeError):
         DefaultOptimizerConstructor(dict(type="SGD", lr=LR), paramwise_cfg=[1])
+    # As mmcv: the constructor checks paramwise_cfg first; "type" is needed when building.
+    with pytest.raises(TypeError):
+        DefaultOptimizerConstructor(dict(lr=LR), paramwise_cfg=[1])
+    constructor = DefaultOptimizerConstructor(dict(lr=LR))
+    with pytest.raises(KeyError, match='needs a "type"'):
+        constructor(model)
     with pytest.raises(TypeError):
         DefaultOptimizerConstructor(dict(type="SGD", lr=LR), dict(custom_keys=[("a", {})]))
     with pytest.raises(ValueError):

@@ -39,7 +39,13 @@ def test_near_miss_new_leaf_is_refused_with_did_you_mean(key, close):
 
 
 @pytest.mark.parametrize(
-    "key", ["data.val_samples_per_gpu", "data.samples_per_gpu_x2", "log_config.save_last"]
+    "key",
+    [
+        "data.val_samples_per_gpu",
+        "data.samples_per_gpu_x2",
+        "log_config.save_last",
+        "optimizer.lt",  # short keys one edit apart are different words (lr / lt, a / b)
+    ],
 )
 def test_new_leaf_that_adds_or_changes_a_word_is_not_a_typo(key):
     cfg = _cfg()

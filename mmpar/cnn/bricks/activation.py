@@ -10,6 +10,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import TORCH_VERSION as TORCH_VERSION
+from mmpar.utils import digit_version as digit_version
 from mmpar.utils.registry import build_from_cfg
 
 from .registry import ACTIVATION_LAYERS

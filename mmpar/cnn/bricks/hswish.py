@@ -5,6 +5,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import TORCH_VERSION as TORCH_VERSION
+from mmpar.utils import digit_version as digit_version
+
 from .registry import ACTIVATION_LAYERS
 
 

@@ -26,6 +26,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from mmpar.runner.base_module import BaseModule, ModuleList, Sequential
+
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import ConfigDict as ConfigDict
 from mmpar.utils import deprecated_api_warning, to_2tuple
 from mmpar.utils.registry import build_from_cfg
 

@@ -71,6 +71,8 @@ class ConvTranspose2d(nn.ConvTranspose2d):
 
     def forward(self, x: torch.Tensor, output_size: list[int] | None = None) -> torch.Tensor:
         """Run the torch layer (mmcv names the input ``x``; ``output_size`` is torch's)."""
+        if output_size is None:  # mmcv calls torch's forward with the input alone
+            return super().forward(x)
         return super().forward(x, output_size)
 
 
@@ -82,6 +84,8 @@ class ConvTranspose3d(nn.ConvTranspose3d):
 
     def forward(self, x: torch.Tensor, output_size: list[int] | None = None) -> torch.Tensor:
         """Run the torch layer (mmcv names the input ``x``; ``output_size`` is torch's)."""
+        if output_size is None:  # mmcv calls torch's forward with the input alone
+            return super().forward(x)
         return super().forward(x, output_size)
 
 

@@ -11,6 +11,9 @@ from torch import Tensor, nn
 from mmpar.runner.base_module import BaseModule
 from mmpar.utils import print_log
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils.logging import get_logger as get_logger
+
 from .utils import _clip, expand_rates, get_single_padding
 
 __all__ = ["BaseConvRFSearchOp", "Conv2dRFSearchOp"]

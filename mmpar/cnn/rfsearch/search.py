@@ -19,6 +19,9 @@ from torch import nn
 
 from mmpar.fileio import load
 from mmpar.runner.hooks.hook import HOOKS, Hook
+
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import get_logger as get_logger
 from mmpar.utils import print_log
 
 from .operator import BaseConvRFSearchOp, Conv2dRFSearchOp

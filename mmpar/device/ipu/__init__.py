@@ -5,6 +5,9 @@ code that names them on a guarded branch imports, and using one raises
 ``BackendNotSupportedError`` with what to use instead.
 """
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import IS_IPU_AVAILABLE as IS_IPU_AVAILABLE
+
 from .dataloader import IPUDataLoader
 from .hook_wrapper import IPUFp16OptimizerHook
 from .model_wrapper import ipu_model_wrapper

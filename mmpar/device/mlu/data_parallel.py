@@ -1,5 +1,7 @@
 """MLUDataParallel (mmcv 1.x): importable; mmpar does not ship Cambricon MLU support."""
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.device.mlu.scatter_gather import scatter_kwargs as scatter_kwargs
 from mmpar.parallel import MMDataParallel
 
 from .._unsupported import UnsupportedWrapper

@@ -6,6 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from mmpar.parallel import scatter_gather as _parallel
+from mmpar.parallel._functions import Scatter as Scatter
+
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.parallel.data_container import DataContainer as DataContainer
 
 from .._unsupported import backend_error
 

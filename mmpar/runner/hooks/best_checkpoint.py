@@ -63,10 +63,13 @@ class BestCheckpoint:
         key_indicator: The metric; ``'auto'``: the first one of the first evaluation
             (:meth:`set_metric`); ``None``: keep no checkpoint (``rule`` is only checked).
         rule: ``'greater'`` or ``'less'``; inferred from the metric name when ``None``.
-        greater_keys: Extra metric-name substrings for which greater is better (added to
-            :data:`DEFAULT_GREATER_KEYS`).
-        less_keys: Extra metric-name substrings for which less is better.
+        greater_keys: Metric-name substrings for which greater is better; given, they
+            replace ``default_greater_keys`` (as in mmcv).
+        less_keys: Likewise, for which less is better.
         owner: Name used in error messages (the hook's class name).
+        default_greater_keys: Used when ``greater_keys`` is None (the owning hook's
+            ``_default_greater_keys``, which mmcv's hook subclasses override).
+        default_less_keys: Likewise for ``less_keys``.
 
     Raises:
         ValueError: ``rule`` is unknown, or it is ``None`` and cannot be inferred.
@@ -82,10 +85,12 @@ class BestCheckpoint:
         greater_keys: Union[str, Sequence[str], None] = None,
         less_keys: Union[str, Sequence[str], None] = None,
         owner: str = "EvalHook",
+        default_greater_keys: Sequence[str] = DEFAULT_GREATER_KEYS,
+        default_less_keys: Sequence[str] = DEFAULT_LESS_KEYS,
     ) -> None:
         self.owner = owner
-        self.greater_keys = _extend(DEFAULT_GREATER_KEYS, greater_keys)
-        self.less_keys = _extend(DEFAULT_LESS_KEYS, less_keys)
+        self.greater_keys = _keys_or_default(default_greater_keys, greater_keys)
+        self.less_keys = _keys_or_default(default_less_keys, less_keys)
         self.auto = key_indicator == "auto"
         self.best_score: float | None = None
         self.best_ckpt_path: str | None = None
@@ -217,11 +222,12 @@ class BestCheckpointAttribute:
         setattr(hook.best_checkpoint, self.name, value)
 
 
-def _extend(default: Sequence[str], keys: Union[str, Sequence[str], None]) -> tuple:
+def _keys_or_default(default: Sequence[str], keys: Union[str, Sequence[str], None]) -> tuple:
+    """``keys`` given replace the defaults, as in mmcv (``less_keys=['acc']`` makes acc 'less')."""
     if keys is None:
         return tuple(default)
     if isinstance(keys, str):
         keys = (keys,)
     if not all(isinstance(k, str) for k in keys):
         raise CheckTypeError(f"metric keys must be strings, got {keys!r}")
-    return tuple(default) + tuple(keys)
+    return tuple(keys)

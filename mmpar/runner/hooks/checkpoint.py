@@ -8,6 +8,10 @@ from typing import Any
 
 import torch
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.fileio import FileClient as FileClient
+from mmpar.runner.dist_utils import allreduce_params as allreduce_params
+from mmpar.runner.dist_utils import master_only as master_only
 from mmpar.utils.dist import is_distributed
 from mmpar.utils.registry import ConfigArgumentError
 

@@ -6,6 +6,8 @@ from typing import Any
 
 import torch
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.parallel import is_module_wrapper as is_module_wrapper
 from mmpar.utils.compat_errors import CheckValueError
 from mmpar.utils.misc import check_int_arg
 

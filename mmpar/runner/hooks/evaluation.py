@@ -12,6 +12,10 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from mmpar.engine import multi_device_test, single_device_test
+
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.fileio import FileClient as FileClient
+from mmpar.utils import is_seq_of as is_seq_of
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import broadcast_object, is_distributed
 
@@ -76,9 +80,9 @@ class EvalHook(Hook):
             first metric returned by ``evaluate``; ``None`` keeps none.
         rule: ``'greater'`` or ``'less'``; inferred from the metric name when ``None``.
         test_fn: ``test_fn(model, dataloader) -> results``.
-        greater_keys: Extra metric-name substrings for which greater is better (added to
-            the defaults, as in mmcv).
-        less_keys: Extra metric-name substrings for which less is better.
+        greater_keys: Metric-name substrings for which greater is better; given, they replace
+            the class's ``_default_greater_keys``, as in mmcv.
+        less_keys: Likewise, for which less is better (replacing ``_default_less_keys``).
         out_dir: Where best checkpoints go (default ``runner.work_dir``).
         file_client_args: Only ``None`` or ``dict(backend='disk')`` (local files) is supported.
         **eval_kwargs: Passed to ``dataset.evaluate``. Unless ``evaluate`` takes ``**kwargs``,
@@ -130,7 +134,16 @@ class EvalHook(Hook):
         self.initial_flag = True
         self.test_fn = test_fn if test_fn is not None else self._default_test_fn
         self.out_dir = out_dir
-        self.best_checkpoint = BestCheckpoint(save_best, rule, greater_keys, less_keys, name)
+        self.best_checkpoint = BestCheckpoint(
+            save_best,
+            rule,
+            greater_keys,
+            less_keys,
+            name,
+            # A subclass's own defaults count, as in mmcv (projects' hooks set them).
+            default_greater_keys=type(self)._default_greater_keys,
+            default_less_keys=type(self)._default_less_keys,
+        )
         # Bumped after every evaluation; EarlyStoppingHook uses it to spot fresh results.
         self.eval_count = 0
         self.last_eval_res: dict | None = None
@@ -262,12 +275,18 @@ class EvalHook(Hook):
         """Score ``results``, put the metrics in the log buffer, return the ``save_best`` score.
 
         Raises:
+            TypeError: The dataset has no ``evaluate`` (checked here, not when the hook is
+                built: mmcv lets a subclass or a test replace this method).
             MissingMetricError: ``save_best`` names a metric that ``evaluate`` did not return.
         """
-        eval_res = self.dataloader.dataset.evaluate(
-            results, logger=runner.logger, **self.eval_kwargs
-        )
-        if not isinstance(eval_res, dict):
+        dataset = self.dataloader.dataset
+        if not hasattr(dataset, "evaluate"):
+            raise TypeError(
+                f"{type(self).__name__}: the dataset {type(dataset).__name__} has no "
+                "evaluate(results, logger=None, **kwargs) method, so results cannot be scored"
+            )
+        eval_res = dataset.evaluate(results, logger=runner.logger, **self.eval_kwargs)
+        if not hasattr(eval_res, "items"):  # a mapping of metrics (mmcv reads only .items())
             raise TypeError(
                 f"{type(self.dataloader.dataset).__name__}.evaluate must return a dict of "
                 f"metrics, but returned {type(eval_res).__name__}"
@@ -280,9 +299,10 @@ class EvalHook(Hook):
         if self.save_best is None:
             return None
         if not eval_res:
+            # mmcv's words exactly: code (and mmcv's tests) look for this warning by text.
             warnings.warn(
-                f"{type(self).__name__}: evaluate returned no metrics, so no best checkpoint is "
-                "saved this time",
+                "Since `eval_res` is an empty dict, the behavior to save the best checkpoint "
+                "will be skipped in this evaluation.",
                 stacklevel=2,
             )
             return None

@@ -28,7 +28,9 @@ def check_eval_hook_args(
 
     Args:
         name: The hook's class name, for the messages.
-        dataloader: Must be a ``DataLoader`` whose dataset has ``evaluate``.
+        dataloader: Must be a ``DataLoader``. Its dataset's ``evaluate`` is needed only when
+            the hook scores results (a subclass may score them itself, as in mmcv), so
+            :meth:`EvalHook.evaluate` checks it.
         start: ``None`` or >= 0.
         interval: A positive int.
         by_epoch: A bool.
@@ -43,11 +45,6 @@ def check_eval_hook_args(
         raise TypeError(
             f"{name}: dataloader must be a torch.utils.data.DataLoader, "
             f"but got {type(dataloader).__name__}"
-        )
-    if not hasattr(dataloader.dataset, "evaluate"):
-        raise TypeError(
-            f"{name}: the dataset {type(dataloader.dataset).__name__} has no "
-            "evaluate(results, logger=None, **kwargs) method, so results cannot be scored"
         )
     if not isinstance(interval, int) or interval <= 0:
         raise CheckValueError(f"{name}: interval must be a positive int, but got {interval!r}")
@@ -85,10 +82,11 @@ def check_eval_kwargs(
     Raises:
         ConfigArgumentError: An argument is unknown (with close matches).
     """
-    if not eval_kwargs:
+    evaluate = getattr(dataset, "evaluate", None)
+    if not eval_kwargs or evaluate is None:  # no evaluate: EvalHook.evaluate says so if used
         return
     try:
-        params = list(inspect.signature(dataset.evaluate).parameters.values())
+        params = list(inspect.signature(evaluate).parameters.values())
     except (TypeError, ValueError):
         return
     kind = inspect.Parameter

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import is_method_overridden as is_method_overridden
 from mmpar.utils.registry import Registry
 
 HOOKS = Registry("hook")

@@ -16,6 +16,8 @@ from __future__ import annotations
 import operator
 from typing import Any, Union
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.runner.hooks.hook import Hook as Hook
 from mmpar.utils.compat_errors import CheckValueError
 
 from .hook import HOOKS

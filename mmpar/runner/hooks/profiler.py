@@ -9,6 +9,8 @@ from typing import Any, Callable
 import torch
 from torch import profiler as torch_profiler
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.runner.dist_utils import master_only as master_only
 from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 
 from .hook import HOOKS, Hook

@@ -7,6 +7,9 @@ from typing import Any
 
 import torch
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import IS_NPU_AVAILABLE as IS_NPU_AVAILABLE
+from mmpar.utils import build_from_cfg as build_from_cfg
 from mmpar.utils.compat_errors import NOT_PROVIDED, not_provided
 from mmpar.utils.registry import Registry
 

@@ -8,6 +8,10 @@ from typing import Any, Union
 import torch
 import torch.nn as nn
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils import build_from_cfg as build_from_cfg
+from mmpar.utils import is_list_of as is_list_of
+from mmpar.utils.ext_loader import check_ops_exist as check_ops_exist
 from mmpar.utils.parrots_wrapper import _BatchNorm, _InstanceNorm
 
 from .builder import OPTIMIZER_BUILDERS, OPTIMIZERS
@@ -66,15 +70,13 @@ class DefaultOptimizerConstructor:
 
     Raises:
         TypeError: A config is not a dict, or ``lr`` is missing where a rule multiplies it.
-        KeyError: ``optimizer_cfg`` has no ``type``.
+        KeyError: ``optimizer_cfg`` has no ``type`` (when the optimizer is built).
         ValueError: A decay multiplier is given but the optimizer has no ``weight_decay``.
     """
 
     def __init__(self, optimizer_cfg: dict, paramwise_cfg: dict | None = None) -> None:
         if not isinstance(optimizer_cfg, dict):
             raise TypeError(f"optimizer_cfg must be a dict, but got {type(optimizer_cfg).__name__}")
-        if "type" not in optimizer_cfg:
-            raise KeyError(f'optimizer_cfg needs a "type" (e.g. "SGD"), got {optimizer_cfg}')
         self.optimizer_cfg = optimizer_cfg
         self.paramwise_cfg = {} if paramwise_cfg is None else paramwise_cfg
         self.base_lr = optimizer_cfg.get("lr")
@@ -198,6 +200,9 @@ class DefaultOptimizerConstructor:
         if hasattr(model, "module"):
             model = model.module
         optimizer_cfg = self.optimizer_cfg.copy()
+        # Needed only here, where the optimizer is built (mmcv builds a constructor without it).
+        if "type" not in optimizer_cfg:
+            raise KeyError(f'optimizer_cfg needs a "type" (e.g. "SGD"), got {optimizer_cfg}')
         if not self.paramwise_cfg:
             optimizer_cfg["params"] = model.parameters()
             return OPTIMIZERS.build(optimizer_cfg)

@@ -10,6 +10,10 @@ Modules: :mod:`.loading` (files, ``_base_`` inheritance, ``merge_dicts``), :mod:
 is also the built-in mmcv raises for the same mistake: ``KeyError``, ``TypeError``, ...).
 """
 
+# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.utils.path import check_file_exist as check_file_exist
+from mmpar.utils.version_utils import digit_version as digit_version
+
 from ..plugins import import_modules_from_strings
 from .config_dict import ConfigDict
 from .core import RESERVED_KEYS, Config, PathLike

@@ -63,7 +63,9 @@ def _typo_of(part: str, siblings: list[str]) -> list[str]:
     so similarity ratios are not used here; typos that this misses are named by the
     unread-key warning of ``tools/train.py`` (:mod:`.key_reads`).
     """
-    return [s for s in siblings if _edit_distance(part, s) <= 1][:3]
+    # Among short keys (``a``/``b``, ``lr``/``lt``, ``w``/``h``) one edit is a different word,
+    # not a typo: mmcv 1.7.2's own tests add ``item2.b`` beside ``item2.a``.
+    return [s for s in siblings if min(len(part), len(s)) >= 4 and _edit_distance(part, s) <= 1][:3]
 
 
 def _check_new_key(node: dict, full_key: str, parts: list[str], depth: int) -> None:
@@ -196,13 +198,41 @@ def _apply_options(
     if not isinstance(options, dict):
         raise TypeError(f"options must be a dict, but got {type(options).__name__}")
     cfg = copy.deepcopy(cfg)
-    for full_key, value in options.items():
+    for full_key, value in _fold_dotted_deletes(options).items():
         _set_dotted(cfg, full_key, value, allow_list_keys, added)
     if any(key.split(".")[0] == "custom_imports" for key in options):
         # Options may add plugins (--cfg-options custom_imports.imports=[my_pkg.hooks]);
         # import them as loading a config file does. Modules already imported are no-ops.
         _import_custom(cfg, "--cfg-options")
     return cfg
+
+
+def _fold_dotted_deletes(options: dict) -> dict:
+    """Fold the options below a dotted ``P._delete_`` key into one dict option for ``P``.
+
+    mmcv nests all dotted options into one dict before merging, so
+    ``{'model.backbone._delete_': True, 'model.backbone.type': 'MiT'}`` replaces the backbone
+    with ``{'type': 'MiT'}``, as the nested form ``model=dict(backbone=dict(_delete_=True, ...))``
+    does. Options are otherwise set one by one (each key's typo check stays exact); only the
+    ones under a ``_delete_`` are grouped, in the position of the first of them.
+    """
+    suffix = "." + DELETE_KEY
+    prefixes = [k[: -len(suffix)] for k in options if isinstance(k, str) and k.endswith(suffix)]
+    if not prefixes:
+        return options
+    outermost = [p for p in prefixes if not any(p.startswith(q + ".") for q in prefixes)]
+    folded: dict = {}
+    for key, value in options.items():
+        owner = next((p for p in outermost if str(key).startswith(p + ".")), None)
+        if owner is None:
+            folded[key] = value
+            continue
+        node = folded.setdefault(owner, {})
+        *path, leaf = key[len(owner) + 1 :].split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return folded
 
 
 def add_args(

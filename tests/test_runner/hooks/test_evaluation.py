@@ -3,6 +3,7 @@
 import logging
 import os
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -249,7 +250,7 @@ def test_infer_rule(key, rule):
 
 def test_custom_keys_extend_defaults():
     hook = make_hook(save_best="psnr", greater_keys="psnr")
-    assert hook.rule == "greater" and "acc" in hook.greater_keys
+    assert hook.rule == "greater" and hook.greater_keys == ("psnr",)  # replaces, as mmcv
 
 
 def test_bad_arguments():
@@ -263,8 +264,10 @@ def test_bad_arguments():
         make_hook(start=-1)
     with pytest.raises(TypeError, match="DataLoader"):
         EvalHook([1, 2, 3])
-    with pytest.raises(TypeError, match="evaluate"):
-        EvalHook(DataLoader([1, 2]))
+    # A dataset without evaluate builds (mmcv demands it only when scoring) and fails there.
+    hook = EvalHook(DataLoader([1, 2]))
+    with pytest.raises(TypeError, match="has no evaluate"):
+        hook.evaluate(SimpleNamespace(logger=None), [1, 2])
     with pytest.raises(ValueError, match="only local files"):
         make_hook(file_client_args={"backend": "petrel"})
 
@@ -579,3 +582,25 @@ def test_iter_runner_eval_by_iter_separate_records(tmp_path):
     assert set(acc.Tags()["scalars"]) == {"train/loss", "val/mse_loss", "learning_rate", "momentum"}
     assert [e.step for e in acc.Scalars("val/mse_loss")] == [4, 8]
     assert [e.step for e in acc.Scalars("train/loss")] == [2, 4, 6, 8]
+
+
+def test_no_metrics_skips_the_best_checkpoint_with_mmcv_warning():
+    hook = make_hook(save_best="auto")
+    hook.dataloader.dataset.evaluate = lambda results, logger=None: {}
+    runner = SimpleNamespace(logger=None, log_buffer=SimpleNamespace(output={}, ready=False))
+    with pytest.warns(UserWarning, match=r"Since `eval_res` is an empty dict"):
+        assert hook.evaluate(runner, [1.0]) is None
+
+
+def test_subclass_default_keys_decide_the_rule():
+    class LossTopEvalHook(EvalHook):
+        _default_greater_keys = ("acc",)
+        _default_less_keys = ("loss", "loss_top")
+
+    assert LossTopEvalHook(DataLoader(ScoreDataset()), save_best="loss_top").rule == "less"
+    assert EvalHook(DataLoader(ScoreDataset()), save_best="top1").rule == "greater"
+
+
+def test_given_keys_replace_the_defaults_as_mmcv():
+    hook = make_hook(save_best="accuracy", greater_keys=[], less_keys=["acc"])
+    assert hook.rule == "less"
