@@ -5,9 +5,8 @@ shapes and empty inputs give a ``ValueError`` / ``IndexError`` / ``TypeError`` w
 names the op, or a valid result (finite numbers where the input was finite, the documented
 shape); never memory garbage, a crash or a hang.
 
-``nms``, ``batched_nms``, ``roi_align``/``RoIAlign`` and ``roi_pool`` are being fixed in another
-branch (issue 36's ops part): the properties those fixes close are marked ``PENDING_OPS_FIX``
-(non-strict xfail); once they land, drop the marker (the coordinator's switch).
+The batch-index checks of ``roi_align``/``RoIAlign``/``roi_pool`` (``mmpar/ops/_roi_checks.py``)
+and empty ``batched_nms`` are what the properties below hold the ops to.
 """
 
 import math
@@ -28,10 +27,6 @@ PROPERTY = settings(
     derandomize=True,
     phases=[Phase.explicit, Phase.generate],  # no shrinking: a failure is reported as drawn
     suppress_health_check=[HealthCheck.too_slow],
-)
-PENDING_OPS_FIX = pytest.mark.xfail(
-    reason="issue 36 ops part (another branch): index checks and empty batched_nms",
-    strict=False,
 )
 
 COORD = st.floats(-8, 24) | st.sampled_from([math.nan, math.inf, -math.inf])
@@ -83,7 +78,6 @@ def test_batched_nms_with_any_config_and_any_count(data, n, cfg):
     assert dets.shape[0] == keep.shape[0] <= n
 
 
-@PENDING_OPS_FIX
 @pytest.mark.parametrize(
     "cfg",
     [dict(type="nms", iou_threshold=0.5, max_num=2), dict(type="soft_nms", iou_threshold=0.5),
@@ -104,7 +98,6 @@ ROI_OPS = {
 }
 
 
-@PENDING_OPS_FIX
 @PROPERTY
 @given(
     op=st.sampled_from(sorted(ROI_OPS)),
@@ -118,7 +111,7 @@ def test_roi_ops_refuse_out_of_range_batch_indices(op, batch_index, box):
         out = ROI_OPS[op](x, rois)
     except Exception as err:  # noqa: BLE001
         assert batch_index not in (0, 1), f"a valid index was refused: {err}"
-        _clear(err, op.lower() if op != "RoIAlign" else "roi_align")
+        _clear(err, op)
         return
     assert batch_index in (0, 1), f"batch index {batch_index} of a batch of 2 gave {out}"
     assert torch.isfinite(out).all() and out.abs().max() <= 1.0  # averages of ones (or 0)
