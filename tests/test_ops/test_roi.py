@@ -5,35 +5,9 @@ import warnings
 
 import pytest
 import torch
+from helpers.ops_reference import mmcv_bilinear
 
 from mmpar.ops import RoIAlign, RoIPool, SimpleRoIAlign, roi_align, roi_pool
-
-
-def _bilinear(img, y, x):
-    # mmcv's roi_align bilinear rule: outside (-1, H) x (-1, W) is 0; else clamp to the border.
-    h, w = img.shape[-2:]
-    if y < -1.0 or y > h or x < -1.0 or x > w:
-        return img.new_zeros(img.shape[:-2])
-    y, x = max(y, 0.0), max(x, 0.0)
-    y0, x0 = int(y), int(x)
-    if y0 >= h - 1:
-        y0 = y1 = h - 1
-        y = float(y0)
-    else:
-        y1 = y0 + 1
-    if x0 >= w - 1:
-        x0 = x1 = w - 1
-        x = float(x0)
-    else:
-        x1 = x0 + 1
-    ly, lx = y - y0, x - x0
-    hy, hx = 1 - ly, 1 - lx
-    return (
-        hy * hx * img[..., y0, x0]
-        + hy * lx * img[..., y0, x1]
-        + ly * hx * img[..., y1, x0]
-        + ly * lx * img[..., y1, x1]
-    )
 
 
 def _ref_roi_align(feat, rois, out_hw, scale, ratio, aligned, mode="avg"):
@@ -58,7 +32,7 @@ def _ref_roi_align(feat, rois, out_hw, scale, ratio, aligned, mode="avg"):
                     y = sy + i * bh + (iy + 0.5) * bh / gh
                     for ix in range(gw):
                         x = sx + j * bw + (ix + 0.5) * bw / gw
-                        value = _bilinear(feat[int(b)], y, x)
+                        value = mmcv_bilinear(feat[int(b)], y, x)
                         acc = acc + value
                         best = torch.maximum(best, value)
                 out[r, :, i, j] = acc / count if mode == "avg" else best

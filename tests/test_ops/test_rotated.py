@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 import pytest
 import torch
+from helpers.ops_reference import mmcv_bilinear
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from shapely.geometry import MultiPoint, Point, Polygon
@@ -317,32 +318,6 @@ def test_riroi_align_rotated_turns_orientation_channels():
         riroi_align_rotated(features, rois, 2, 1.0, 0, 3)
     with pytest.raises(TypeError, match="out_size"):
         riroi_align_rotated(features, rois, 2.5, 1.0)
-
-
-def mmcv_bilinear(image, y, x):
-    """mmcv's bilinear_interpolate, one sample (the loop reference)."""
-    height, width = image.shape
-    if y < -1 or y > height or x < -1 or x > width:
-        return 0.0
-    y, x = max(y, 0.0), max(x, 0.0)
-    y_low, x_low = int(y), int(x)
-    if y_low >= height - 1:
-        y_low = y_high = height - 1
-        y = float(y_low)
-    else:
-        y_high = y_low + 1
-    if x_low >= width - 1:
-        x_low = x_high = width - 1
-        x = float(x_low)
-    else:
-        x_high = x_low + 1
-    ly, lx = y - y_low, x - x_low
-    return (
-        (1 - ly) * (1 - lx) * image[y_low, x_low]
-        + (1 - ly) * lx * image[y_low, x_high]
-        + ly * (1 - lx) * image[y_high, x_low]
-        + ly * lx * image[y_high, x_high]
-    )
 
 
 @pytest.mark.parametrize("points", [1, 5])
