@@ -108,7 +108,8 @@ def _did_you_mean(cfg: Any, key: str) -> str:
     # A key mmcv configs use is not a misspelling of another (log_config is not lr_config).
     required = {k.rpartition(".")[2] for k, _, _ in _REQUIRED if k.rpartition(".")[0] == parent_key}
     known = _KNOWN_KEYS.get(parent_key, set()) | required
-    candidates = [str(k) for k in parent.keys() if str(k) not in known]
+    # The key itself may be present with a value of None: it is not its own misspelling.
+    candidates = [str(k) for k in parent.keys() if str(k) not in known and str(k) != name]
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
     prefix = f"{parent_key}." if parent_key else ""
     return f" (did you mean {prefix}{close[0]}?)" if close else ""
