@@ -73,6 +73,8 @@ def test_linear_head_losses_and_test():
     scores = head.simple_test(x)
     assert isinstance(scores, list) and len(scores) == 2 and scores[0].shape == (3,)
     np.testing.assert_allclose([s.sum() for s in scores], [1.0, 1.0], rtol=1e-6)
+    assert head.fc.weight.std() > 0.05  # built: PyTorch's init; init_weights() sets its own
+    head.init_weights()
     assert head.fc.weight.std() < 0.05  # Normal(std=0.01) init
 
 
@@ -135,11 +137,13 @@ def test_resnet_classifier_and_pretrained(tmp_path):
     assert out["num_samples"] == 2
     torch.save({"meta": {}, "state_dict": model.state_dict()}, tmp_path / "ckpt.pth")
     fresh = build_classifier(dict(RESNET_CLS, pretrained=str(tmp_path / "ckpt.pth")))
+    fresh.init_weights()  # the backbones' own init first, then the checkpoint's weights
     for k, v in model.backbone.state_dict().items():
         assert torch.equal(v, fresh.backbone.state_dict()[k])
     torch.save({"unrelated.weight": torch.zeros(1)}, tmp_path / "bad.pth")
+    bad = build_classifier(dict(RESNET_CLS, pretrained=str(tmp_path / "bad.pth")))
     with pytest.raises(KeyError, match="no weights"):
-        build_classifier(dict(RESNET_CLS, pretrained=str(tmp_path / "bad.pth")))
+        bad.init_weights()
 
 
 def test_init_cfg():
@@ -148,10 +152,13 @@ def test_init_cfg():
         init_cfg=[dict(type="Constant", layer="Conv2d", val=0.5, bias=0.25)],
     )
     model = build_classifier(cfg)
+    model.init_weights()
     conv = model.backbone.features[0]
     assert torch.all(conv.weight == 0.5) and torch.all(conv.bias == 0.25)
-    with pytest.raises(ValueError, match="Orthogonal"):
-        build_classifier(dict(LENET_CLS, init_cfg=dict(type="Orthogonal", layer="Conv2d")))
+    assert model.head.fc.weight.std() < 0.05  # the head's own init_cfg ran after the model's
+    unknown = build_classifier(dict(LENET_CLS, init_cfg=dict(type="Orthogonal", layer="Conv2d")))
+    with pytest.raises(KeyError, match="Orthogonal"):
+        unknown.init_weights()
 
 
 def test_registry_aliases_and_errors():

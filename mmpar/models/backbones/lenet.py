@@ -8,13 +8,14 @@ from typing import Sequence, Union
 import torch
 from torch import nn
 
-from mmpar.runner.model_setup.weight_init import apply_init_cfg
+from mmpar.cnn import build_activation_layer, build_conv_layer
+from mmpar.runner.base_module import BaseModule
 
 from ..builder import BACKBONES
 
 
 @BACKBONES.register_module()
-class LeNet(nn.Module):
+class LeNet(BaseModule):
     """conv(6, k) → ReLU → max-pool 2 → conv(16, k) → ReLU → max-pool 2 → fc 120 → fc 84.
 
     With the defaults it is the tutorial's network for 32×32 RGB (the final fc 84 → 10 is the
@@ -26,7 +27,10 @@ class LeNet(nn.Module):
         input_size: Input ``(h, w)`` or side length; fixes the size of the first fc layer.
         kernel_size: Convolution kernel size.
         padding: Convolution padding.
-        init_cfg: mmcv-style init configs.
+        conv_cfg: Convolution layer config (None: ``nn.Conv2d``), a ``CONV_LAYERS`` type.
+        act_cfg: Activation layer config, an ``ACTIVATION_LAYERS`` type.
+        init_cfg: mmcv-style init configs, applied by ``init_weights()`` (None: PyTorch's
+            default initialisation).
 
     Returns (forward):
         A 1-tuple with the N×84 features.
@@ -38,9 +42,11 @@ class LeNet(nn.Module):
         input_size: Union[int, Sequence[int]] = 32,
         kernel_size: int = 5,
         padding: int = 0,
+        conv_cfg: dict | None = None,
+        act_cfg: dict = dict(type="ReLU", inplace=True),  # noqa: B006 (read-only default)
         init_cfg: Union[dict, list] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(init_cfg)
         h, w = (input_size, input_size) if isinstance(input_size, numbers.Integral) else input_size
         self.input_size = (int(h), int(w))
 
@@ -56,21 +62,20 @@ class LeNet(nn.Module):
                 f"padding={padding}; increase padding (e.g. padding=2 for 8×8 inputs)"
             )
         self.features = nn.Sequential(
-            nn.Conv2d(in_channels, 6, kernel_size, padding=padding),
-            nn.ReLU(inplace=True),
+            build_conv_layer(conv_cfg, in_channels, 6, kernel_size, padding=padding),
+            build_activation_layer(act_cfg),
             nn.MaxPool2d(2, 2),
-            nn.Conv2d(6, 16, kernel_size, padding=padding),
-            nn.ReLU(inplace=True),
+            build_conv_layer(conv_cfg, 6, 16, kernel_size, padding=padding),
+            build_activation_layer(act_cfg),
             nn.MaxPool2d(2, 2),
         )
         self.fc = nn.Sequential(
             nn.Linear(16 * fh * fw, 120),
-            nn.ReLU(inplace=True),
+            build_activation_layer(act_cfg),
             nn.Linear(120, 84),
-            nn.ReLU(inplace=True),
+            build_activation_layer(act_cfg),
         )
         self.feat_dim = 84
-        apply_init_cfg(self, init_cfg)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor]:
         """Return ``(features,)``; raises ValueError for an input size other than configured."""

@@ -9,7 +9,9 @@ import torch
 import torch.distributed as torch_dist
 from torch import nn
 
-from mmpar.runner.model_setup.weight_init import apply_init_cfg, load_pretrained
+from mmpar.runner.base_module import BaseModule
+from mmpar.runner.checkpoint import _load_checkpoint
+from mmpar.runner.model_setup.weight_init import load_pretrained
 from mmpar.utils.dist import all_reduce_dict, is_distributed
 
 from ..builder import CLASSIFIERS, build_backbone, build_head, build_neck
@@ -57,15 +59,18 @@ def parse_losses(losses: dict) -> tuple[torch.Tensor, OrderedDict]:
 
 
 @CLASSIFIERS.register_module()
-class ImageClassifier(nn.Module):
+class ImageClassifier(BaseModule):
     """Backbone, optional neck and head; the mmcls 0.x classifier API.
+
+    As in mmcls, the weights are set by :meth:`init_weights` (``tools/train.py`` calls it
+    after building the model): ``init_cfg``, each part's own ``init_cfg``, then ``pretrained``.
 
     Args:
         backbone: Backbone config.
         neck: Neck config.
         head: Head config.
         pretrained: Checkpoint whose weights initialise the backbone (a classifier checkpoint's
-            ``backbone.*`` keys, or a bare backbone state dict).
+            ``backbone.*`` keys, or a bare backbone state dict), loaded by :meth:`init_weights`.
         init_cfg: mmcv-style init configs for the whole model.
         train_cfg: Accepted for mmcls compatibility (augment settings are not supported).
     """
@@ -79,18 +84,27 @@ class ImageClassifier(nn.Module):
         init_cfg: Union[dict, list] | None = None,
         train_cfg: dict | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(init_cfg)
         if train_cfg and train_cfg.get("augments"):
             raise ValueError("ImageClassifier: train_cfg augments (mixup/cutmix) are not supported")
         self.backbone = build_backbone(backbone)
         self.neck = build_neck(neck) if neck is not None else None
         self.head = build_head(head) if head is not None else None
-        apply_init_cfg(self, init_cfg)
-        if pretrained is not None:
-            state = torch.load(pretrained, map_location="cpu", weights_only=True)
-            keys = state.get("state_dict", state).keys()
+        self.pretrained = pretrained
+
+    def init_weights(self) -> None:
+        """Apply the ``init_cfg`` of the model and of its parts, then load ``pretrained``.
+
+        Raises:
+            PretrainedKeyError: (a KeyError) nothing of ``pretrained`` fits the backbone.
+        """
+        first_call = not self.is_init  # a later call only warns (BaseModule)
+        super().init_weights()
+        if first_call and self.pretrained is not None:
+            checkpoint = _load_checkpoint(self.pretrained)
+            keys = checkpoint.get("state_dict", checkpoint).keys()
             prefix = "backbone" if any(k.startswith("backbone.") for k in keys) else None
-            load_pretrained(self.backbone, pretrained, prefix)
+            load_pretrained(self.backbone, self.pretrained, prefix)
 
     @property
     def with_neck(self) -> bool:

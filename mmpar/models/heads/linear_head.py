@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mmpar.runner.model_setup.weight_init import apply_init_cfg
+from mmpar.runner.base_module import BaseModule
 
 from ..builder import HEADS, build_loss
 from ..losses import accuracy
@@ -17,7 +17,7 @@ Features = Union[torch.Tensor, Sequence[torch.Tensor]]
 
 
 @HEADS.register_module()
-class LinearClsHead(nn.Module):
+class LinearClsHead(BaseModule):
     """One fully connected layer over the last feature vector.
 
     Args:
@@ -25,7 +25,8 @@ class LinearClsHead(nn.Module):
         in_channels: Input feature size.
         loss: Loss config.
         topk: Top-k accuracies logged during training (``top-1`` ...).
-        init_cfg: Init config (default: ``Normal`` with std 0.01 on the fc layer).
+        init_cfg: Init config, applied by ``init_weights()`` (default: ``Normal`` with std
+            0.01 on the fc layer).
     """
 
     def __init__(
@@ -36,7 +37,7 @@ class LinearClsHead(nn.Module):
         topk: Union[int, Sequence[int]] = (1,),
         init_cfg: Union[dict, list] | None = dict(type="Normal", layer="Linear", std=0.01),  # noqa: B006
     ) -> None:
-        super().__init__()
+        super().__init__(init_cfg)
         if num_classes <= 0:
             raise ValueError(f"LinearClsHead: num_classes must be positive, got {num_classes}")
         self.num_classes = num_classes
@@ -44,7 +45,6 @@ class LinearClsHead(nn.Module):
         self.topk = (topk,) if isinstance(topk, int) else tuple(topk)
         self.compute_loss = build_loss(loss)
         self.fc = nn.Linear(in_channels, num_classes)
-        apply_init_cfg(self, init_cfg)
 
     @staticmethod
     def pre_logits(x: Features) -> torch.Tensor:
