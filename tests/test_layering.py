@@ -219,6 +219,35 @@ def test_runner_checkpointing_resume_and_model_setup_stay_below_the_loop():
     assert not problems, "\n".join(problems)
 
 
+def find_checkpointing_escapes(package_dir, package="mmpar"):
+    """One message per import of another part of ``mmpar.runner`` from ``runner.checkpointing``.
+
+    The checkpoint files, from the format to what auto-resume picks, live in that one folder:
+    nothing there reaches back into the runner (not even ``runner.checkpoint``, mmcv's path,
+    which only re-exports it).
+    """
+    modules = _module_names(package_dir, package)
+    problems = []
+    for module, (path, is_package) in modules.items():
+        if module.split(".")[1:3] != ["runner", "checkpointing"]:
+            continue
+        collector = _ImportCollector(module, is_package, package, modules)
+        collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        for line, target, lazy in collector.found:
+            parts = target.split(".")
+            if parts[1:2] == ["runner"] and parts[2:3] != ["checkpointing"]:
+                problems.append(
+                    f"{path.relative_to(package_dir.parent)}:{line} imports {target}"
+                    f"{' inside a function' if lazy else ''}: runner.checkpointing imports no "
+                    "other part of the runner"
+                )
+    return problems
+
+
+def test_runner_checkpointing_is_one_folder():
+    assert find_checkpointing_escapes(REPO / "mmpar") == []
+
+
 def _write(root, rel, text=""):
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -296,6 +325,18 @@ def test_checker_reports_packages_missing_from_the_table(fake_tree):
     assert problems[0].startswith("mmpar/newpkg/__init__.py: 'mmpar.newpkg' is not in the layer")
     assert problems[1].startswith("mmpar/utils/uses_new.py:1 imports mmpar.newpkg:")
     assert all("add it there at its layer" in p for p in problems)
+
+
+def test_checkpointing_checker_reports_an_import_of_the_facade(fake_tree):
+    _write(fake_tree, "runner/checkpoint.py", "from .checkpointing.format import save\n")
+    _write(fake_tree, "runner/checkpointing/__init__.py")
+    _write(fake_tree, "runner/checkpointing/format.py", "from .atomic import write\n")
+    _write(fake_tree, "runner/checkpointing/atomic.py", "write = 1\n")
+    _write(fake_tree, "runner/checkpointing/loop.py", "from ..checkpoint import save\n")
+    assert find_checkpointing_escapes(fake_tree) == [
+        "mmpar/runner/checkpointing/loop.py:1 imports mmpar.runner.checkpoint: "
+        "runner.checkpointing imports no other part of the runner"
+    ]
 
 
 def test_runner_checker_reports_a_lazy_import_of_the_loop(fake_tree):

@@ -1,9 +1,9 @@
 """A new run never mixes its checkpoints with another run's in one work dir.
 
 A training that neither resumes (``--resume-from``) nor auto-resumes (``--auto-resume``) is a
-new run (a new ``run_id``, see :mod:`mmpar.runner.resume.run_identity`). Started in a work dir that
-already holds checkpoints, it would write its own ``epoch_N.pth``, ``latest.pth`` and
-``best_*.pth`` beside them: ``latest.pth`` would point to one run, ``best_*`` to another.
+new run (a new ``run_id``, see :mod:`mmpar.runner.checkpointing.run_identity`). Started in a
+work dir that already holds checkpoints, it would write its own ``epoch_N.pth``, ``latest.pth``
+and ``best_*.pth`` beside them: ``latest.pth`` would point to one run, ``best_*`` to another.
 ``tools/train.py`` stops instead, before writing anything, with one line that says what to
 pass: ``--work-dir DIR`` (a folder of its own) or ``--auto-resume`` (continue the run there).
 It does not pick a new folder itself, so that every path the docs and the user's next command
@@ -16,8 +16,8 @@ import difflib
 import os
 import os.path as osp
 
+from mmpar.runner.checkpointing.run_identity import FoundCheckpoint, scan_checkpoints
 from mmpar.runner.checkpointing.safe_load import CheckpointError, load_checkpoint_file
-from mmpar.runner.resume.run_identity import FoundCheckpoint, scan_checkpoints
 
 from .errors import UsageError
 

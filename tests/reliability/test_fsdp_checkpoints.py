@@ -41,8 +41,8 @@ from test_dist_faults import (  # noqa: E402
 from mmpar.cli import LOCK_FILE_NAME  # noqa: E402
 from mmpar.models import build_classifier  # noqa: E402
 from mmpar.runner import load_checkpoint  # noqa: E402
+from mmpar.runner.checkpointing.run_identity import choose_resume_checkpoint  # noqa: E402
 from mmpar.runner.checkpointing.sharded import convert_sharded_checkpoint  # noqa: E402
-from mmpar.runner.resume.run_identity import choose_resume_checkpoint  # noqa: E402
 from mmpar.utils import Config  # noqa: E402
 
 REPO = HERE.parents[1]

@@ -35,7 +35,7 @@ from helpers import tool_env
 from mmpar.cli import LOCK_FILE_NAME
 from mmpar.models import build_classifier
 from mmpar.runner import load_checkpoint
-from mmpar.runner.resume.run_identity import RUN_RECORD, choose_resume_checkpoint
+from mmpar.runner.checkpointing.run_identity import RUN_RECORD, choose_resume_checkpoint
 from mmpar.utils import Config
 
 HERE = Path(__file__).resolve().parent

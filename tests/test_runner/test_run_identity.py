@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from mmpar.runner import CheckpointError, find_latest_checkpoint, save_checkpoint
-from mmpar.runner.resume.run_identity import (
+from mmpar.runner.checkpointing.run_identity import (
     RUN_RECORD,
     MixedRunsError,
     choose_resume_checkpoint,

@@ -16,6 +16,7 @@ import torch.distributed as dist
 from mmpar.parallel import MMFullyShardedDataParallel
 from mmpar.runner import CheckpointHook, EpochBasedRunner, load_checkpoint, save_checkpoint
 from mmpar.runner.checkpointing.model_state import CheckpointMismatchError
+from mmpar.runner.checkpointing.run_identity import scan_checkpoints
 from mmpar.runner.checkpointing.safe_load import CorruptCheckpointError, UnsafeCheckpointError
 from mmpar.runner.checkpointing.sharded import (
     HEADER,
@@ -25,7 +26,6 @@ from mmpar.runner.checkpointing.sharded import (
     read_sharded_header,
     save_sharded_checkpoint,
 )
-from mmpar.runner.resume.run_identity import scan_checkpoints
 
 from ._fsdp_models import Mlp, _assert_same_state, _optimizer, _steps, _trained_pair
 

@@ -22,15 +22,15 @@ from torch.optim import Optimizer
 from mmpar.parallel.utils import ModelLayout, model_layout
 from mmpar.utils.dist import broadcast_object
 
-from ..checkpoint import load_checkpoint, load_local_checkpoint, write_checkpoint
-from ..resume.run_identity import (
+from .atomic_file import remove_checkpoint, update_latest_link
+from .format import load_checkpoint, load_local_checkpoint, write_checkpoint
+from .fsdp_state import load_full_optimizer_state
+from .run_identity import (
     checkpoint_run_id,
     choose_resume_checkpoint,
     new_run_id,
     write_run_record,
 )
-from .atomic_file import remove_checkpoint, update_latest_link
-from .fsdp_state import load_full_optimizer_state
 from .sharded import save_sharded_checkpoint
 from .work_dir_paths import is_inside, resolve_recorded, to_recorded
 
@@ -300,7 +300,7 @@ class Checkpointer:
         Args:
             checkpoint: Path, or ``'auto'``: the newest loadable checkpoint of the run that last
                 started in ``work_dir`` (see
-                :func:`mmpar.runner.resume.run_identity.choose_resume_checkpoint`); training
+                :func:`mmpar.runner.checkpointing.run_identity.choose_resume_checkpoint`); training
                 starts from scratch when there is none.
             resume_optimizer: Also restore the optimizer state(s).
             **load_args: ``map_location`` (passed to ``torch.load``) and ``weights_only``

@@ -46,7 +46,7 @@ from mmpar.utils import print_log
 from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.registry import Registry, build_from_cfg
 
-from ..checkpoint import _load_checkpoint, state_under_prefix
+from ..checkpointing.format import _load_checkpoint, state_under_prefix
 from ..checkpointing.model_state import load_state_dict
 
 __all__ = [

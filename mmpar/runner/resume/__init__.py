@@ -1,5 +1,6 @@
 """Exact resume.
 
-The runner state a checkpoint carries, the run identity that picks what
-auto-resume continues, and the train loader's position.
+The runner state a checkpoint carries (counters, RNG, hook states) and the train loader's
+position. Which checkpoint auto-resume continues is decided with the checkpoint files, in
+:mod:`mmpar.runner.checkpointing.run_identity`.
 """

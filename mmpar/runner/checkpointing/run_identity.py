@@ -24,10 +24,10 @@ from typing import Any
 
 from mmpar.version import __version__
 
-from ..checkpointing.atomic_file import atomic_path
-from ..checkpointing.safe_load import CheckpointError, CorruptCheckpointError, load_checkpoint_file
-from ..checkpointing.sharded import read_sharded_header
-from ..checkpointing.work_dir_paths import resolve_recorded, to_recorded
+from .atomic_file import atomic_path
+from .safe_load import CheckpointError, CorruptCheckpointError, load_checkpoint_file
+from .sharded import read_sharded_header
+from .work_dir_paths import resolve_recorded, to_recorded
 
 __all__ = [
     "RUN_RECORD",
