@@ -15,7 +15,8 @@ from torch import nn
 from torch.utils.data import DataLoader
 from tqdm import tqdm
 
-from mmpar.parallel import MMDataParallel, collate, is_module_wrapper
+from mmpar.parallel import MMDataParallel, collate
+from mmpar.parallel.utils import unwrap_model
 from mmpar.utils.dist import collect_results, get_dist_info
 
 from .workers import run_in_processes
@@ -57,7 +58,7 @@ def single_device_test(
 
 def _show_batch(model: nn.Module, data: dict, batch_results: list, show: bool, out_dir) -> None:
     """Hand each sample of a batch to the model's ``show_result``."""
-    module = model.module if is_module_wrapper(model) else model
+    module = unwrap_model(model)
     if not hasattr(module, "show_result"):
         raise NotImplementedError(
             f"show/out_dir need {type(module).__name__}.show_result(img, result, show, out_file), "
@@ -155,7 +156,7 @@ def multi_process_test(
     Raises:
         ValueError: The model has parameters on a GPU (use multi_device_test instead).
     """
-    module = model.module if is_module_wrapper(model) else model
+    module = unwrap_model(model)
     devices = {p.device.type for p in module.parameters()}
     if devices - {"cpu"}:
         raise ValueError(

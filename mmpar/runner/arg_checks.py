@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from torch.optim import Optimizer
 
-from mmpar.parallel import is_module_wrapper
+from mmpar.parallel.utils import unwrap_model
 from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 
 VALID_MODES = ("train", "val")
@@ -76,7 +76,7 @@ def check_runner_args(
             (as in mmcv: which one runs would be ambiguous).
         ValueError: Both or non-positive ``max_epochs``/``max_iters``.
     """
-    inner = model.module if is_module_wrapper(model) else model
+    inner = unwrap_model(model)
     if batch_processor is not None:
         if not callable(batch_processor):
             raise TypeError(

@@ -20,7 +20,8 @@ from typing import Any, Callable, Union
 import torch
 from torch.optim import Optimizer
 
-from mmpar.parallel import is_module_wrapper
+from mmpar.parallel import is_module_wrapper as is_module_wrapper  # mmcv's module has it
+from mmpar.parallel.utils import unwrap_model
 from mmpar.utils.logging import get_logger
 
 from .arg_checks import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
@@ -68,7 +69,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         max_epochs: int | None = None,
     ) -> None:
         check_runner_args(model, batch_processor, optimizer, meta, max_iters, max_epochs, logger)
-        inner = model.module if is_module_wrapper(model) else model
+        inner = unwrap_model(model)
         self.model = model
         self.batch_processor = batch_processor
         self.optimizer = optimizer

@@ -5,6 +5,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+from mmpar.parallel import MMDataParallel
 from mmpar.runner import (
     RUNNERS,
     EpochBasedRunner,
@@ -42,6 +43,14 @@ def no_sleep(monkeypatch):
 def test_model_without_train_step_is_rejected(tmp_path):
     with pytest.raises(TypeError, match="Linear has no train_step"):
         EpochBasedRunner(nn.Linear(2, 2), work_dir=str(tmp_path))
+    # The check and the model's name look under every wrapper, torch.compile's included.
+    with pytest.raises(TypeError, match="Linear has no train_step"):
+        EpochBasedRunner(MMDataParallel(torch.compile(nn.Linear(2, 2))), work_dir=str(tmp_path))
+
+
+def test_model_name_is_the_bare_models_under_any_wrappers(toy_model, tmp_path):
+    wrapped = MMDataParallel(torch.compile(toy_model))
+    assert EpochBasedRunner(wrapped, work_dir=str(tmp_path)).model_name == "ToyModel"
 
 
 def test_bad_optimizer_and_meta_types(toy_model, tmp_path):

@@ -6,8 +6,11 @@ from typing import Any
 
 import torch
 
-# mmcv 1.7.2's module imports these too; projects import them from here.
+from mmpar.parallel import is_fully_sharded
+
+# mmcv 1.7.2's module imports this too; projects import it from here.
 from mmpar.parallel import is_module_wrapper as is_module_wrapper
+from mmpar.parallel.utils import unwrap_model
 from mmpar.utils.compat_errors import CheckValueError
 from mmpar.utils.misc import check_int_arg
 
@@ -68,12 +71,6 @@ class EMAHook(Hook):
         self._loaded: dict | None = None
         self.swapped = False  # True while the model holds the EMA weights
 
-    @staticmethod
-    def _unwrap(model: torch.nn.Module) -> torch.nn.Module:
-        from mmpar.parallel import is_module_wrapper  # lazy: parallel sits beside the runner
-
-        return model.module if is_module_wrapper(model) else model
-
     def before_run(self, runner: Any) -> None:
         """Start the EMA from the current weights (or from restored hook state).
 
@@ -81,15 +78,13 @@ class EMAHook(Hook):
             NotImplementedError: The model is sharded (FSDP): each rank would average and
                 checkpoint only its own shards.
         """
-        from mmpar.parallel import is_fully_sharded  # lazy, as _unwrap
-
         if is_fully_sharded(runner.model):
             raise NotImplementedError(
                 "EMAHook does not support a sharded model (model_wrapper="
                 "MMFullyShardedDataParallel): its averages would hold one rank's shards only and "
                 "could not be checkpointed; remove EMAHook or train with MMDistributedDataParallel"
             )
-        model = self._unwrap(runner.model)
+        model = unwrap_model(runner.model)
         self._params = dict(model.named_parameters())
         self._ema = {name: p.detach().clone() for name, p in self._params.items()}
         if self._loaded is not None:

@@ -90,6 +90,14 @@ def test_unwraps_module_wrapper_and_keeps_model_state_dict_clean():
     assert set(model.state_dict()) == {"weight", "bias"}  # no ema_* buffers added
 
 
+def test_averages_carry_the_checkpoints_names_under_compile_and_a_wrapper():
+    # The checkpoint's state dict drops torch.compile's ``_orig_mod.``; the EMA names match it.
+    model = nn.Linear(2, 1)
+    hook = EMAHook()
+    hook.before_run(FakeRunner(MMDataParallel(torch.compile(model), device_ids=None)))
+    assert set(hook.state_dict()["ema"]) == {"weight", "bias"}
+
+
 def test_state_round_trip_resumes_exactly():
     def train(hook, model, runner, steps, values):
         for step, value in zip(steps, values):

@@ -12,7 +12,9 @@ from typing import Any
 import torch
 
 from mmpar.fileio import dump
-from mmpar.parallel import is_module_wrapper, scatter
+from mmpar.parallel import is_module_wrapper as is_module_wrapper  # mmcv's module has it
+from mmpar.parallel import scatter
+from mmpar.parallel.utils import unwrap_model
 from mmpar.utils.compat_errors import CheckTypeError
 from mmpar.utils.config import Config
 from mmpar.utils.dist import master_only
@@ -218,7 +220,7 @@ class PaviLoggerHook(LoggerHook):
             )
 
     def _add_graph(self, runner: Any, step: int) -> None:
-        model = runner.model.module if is_module_wrapper(runner.model) else runner.model
+        model = unwrap_model(runner.model)
         device = next(model.parameters()).device
         loader = runner.data_loader
         if isinstance(loader, IterLoader):
