@@ -1,15 +1,7 @@
 """Datasets, pipelines, samplers and the data-loader builder."""
 
 from .base_dataset import BaseDataset
-from .builder import (
-    BATCH_SAMPLERS,
-    DATASETS,
-    PIPELINES,
-    SAMPLERS,
-    build_dataloader,
-    build_dataset,
-    worker_init_fn,
-)
+from .builder import build_dataloader, build_dataset, worker_init_fn
 from .cifar import CIFAR10, CIFAR100
 from .dataset_wrappers import ConcatDataset, RepeatDataset
 from .digits import Digits
@@ -26,6 +18,7 @@ from .pipelines import (
     ToDataContainer,
     ToTensor,
 )
+from .registry import BATCH_SAMPLERS, DATASETS, PIPELINES, SAMPLERS
 from .samplers import DistributedSampler, InfiniteSampler, SizeBucketBatchSampler
 
 # The samplers package stays registry-free; make its classes buildable by name here.

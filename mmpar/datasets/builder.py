@@ -1,4 +1,4 @@
-"""Registries and builders for datasets, pipelines, samplers and data loaders."""
+"""Builders of datasets and data loaders (the registries are :mod:`.registry`'s)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,16 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from mmpar.utils.dist import broadcast_object, get_dist_info
-from mmpar.utils.registry import Registry, build_from_cfg
+from mmpar.utils.registry import build_from_cfg
 from mmpar.utils.seed import worker_init_fn as seed_worker_rngs
 
-DATASETS = Registry("dataset")
-PIPELINES = Registry("pipeline")
-SAMPLERS = Registry("sampler")
-BATCH_SAMPLERS = Registry("batch sampler")
+from .dataset_wrappers import ConcatDataset, RepeatDataset
+
+# Importable from here too, as in mmcls/mmdet (``from mmdet.datasets.builder import DATASETS``).
+from .registry import BATCH_SAMPLERS as BATCH_SAMPLERS
+from .registry import DATASETS as DATASETS
+from .registry import PIPELINES as PIPELINES
+from .registry import SAMPLERS as SAMPLERS
 
 
 def build_dataset(cfg: Union[dict, Sequence[dict]], default_args: dict | None = None) -> Any:
@@ -38,8 +41,6 @@ def build_dataset(cfg: Union[dict, Sequence[dict]], default_args: dict | None = 
     Returns:
         The dataset.
     """
-    from .dataset_wrappers import ConcatDataset, RepeatDataset
-
     if isinstance(cfg, (list, tuple)):
         return ConcatDataset([build_dataset(c, default_args) for c in cfg])
     if not isinstance(cfg, dict):

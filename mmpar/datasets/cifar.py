@@ -16,7 +16,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 
 from .base_dataset import BaseDataset
-from .builder import DATASETS
+from .registry import DATASETS
 
 
 class _ArrayUnpickler(pickle.Unpickler):

@@ -10,7 +10,7 @@ from torch.utils.data import Dataset
 
 from mmpar.utils.misc import check_int_arg
 
-from .builder import DATASETS
+from .registry import DATASETS
 
 
 def _split(idx: Any) -> tuple[int, Any]:

@@ -7,7 +7,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 
 from .base_dataset import BaseDataset
-from .builder import DATASETS
+from .registry import DATASETS
 
 
 @DATASETS.register_module()

@@ -14,11 +14,10 @@ from torch import Tensor, nn
 from torch.nn.modules.utils import _pair, _single
 
 from mmpar.cnn import CONV_LAYERS
+from mmpar.cnn.types import IntPair
 from mmpar.utils import deprecated_api_warning
 
 __all__ = ["DeformConv2d", "DeformConv2dPack", "deform_conv2d"]
-
-IntPair = int | tuple[int, int]
 
 
 def deform_conv2d(

@@ -16,10 +16,10 @@ from torch import Tensor, nn
 from torch.nn.modules.utils import _pair
 
 from mmpar.cnn import CONV_LAYERS
+from mmpar.cnn.types import IntPair
 from mmpar.utils import deprecated_api_warning
 
 from .deform_conv import (
-    IntPair,
     _check_groups,
     _offset_conv,
     _set_conv_attributes,

@@ -16,8 +16,9 @@ from torch import Tensor, nn
 from torch.nn.modules.utils import _pair
 
 from mmpar.cnn import CONV_LAYERS, ConvAWS2d, constant_init
+from mmpar.cnn.types import IntPair
 
-from .deform_conv import IntPair, deform_conv2d
+from .deform_conv import deform_conv2d
 
 __all__ = ["SAConv2d"]
 

@@ -8,15 +8,14 @@ rescales it by the buffers ``weight_gamma`` and ``weight_beta``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Union
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..types import IntPair
 from .registry import CONV_LAYERS
-
-_IntPair = Union[int, tuple[int, int]]
 
 
 def _per_filter(weight: torch.Tensor) -> torch.Tensor:
@@ -39,9 +38,9 @@ def conv_ws_2d(
     input: torch.Tensor,
     weight: torch.Tensor,
     bias: torch.Tensor | None = None,
-    stride: _IntPair = 1,
-    padding: _IntPair = 0,
-    dilation: _IntPair = 1,
+    stride: IntPair = 1,
+    padding: IntPair = 0,
+    dilation: IntPair = 1,
     groups: int = 1,
     eps: float = 1e-5,
 ) -> torch.Tensor:
@@ -72,10 +71,10 @@ class ConvWS2d(nn.Conv2d):
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: _IntPair,
-        stride: _IntPair = 1,
-        padding: _IntPair = 0,
-        dilation: _IntPair = 1,
+        kernel_size: IntPair,
+        stride: IntPair = 1,
+        padding: IntPair = 0,
+        dilation: IntPair = 1,
         groups: int = 1,
         bias: bool = True,
         eps: float = 1e-5,
@@ -120,10 +119,10 @@ class ConvAWS2d(nn.Conv2d):
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: _IntPair,
-        stride: _IntPair = 1,
-        padding: _IntPair = 0,
-        dilation: _IntPair = 1,
+        kernel_size: IntPair,
+        stride: IntPair = 1,
+        padding: IntPair = 0,
+        dilation: IntPair = 1,
         groups: int = 1,
         bias: bool = True,
     ) -> None:

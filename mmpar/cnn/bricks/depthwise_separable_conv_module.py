@@ -7,9 +7,8 @@ from typing import Any, Union
 import torch
 from torch import nn
 
+from ..types import IntPair
 from .conv_module import ConvModule
-
-_IntPair = Union[int, tuple[int, int]]
 
 
 class DepthwiseSeparableConvModule(nn.Module):
@@ -42,10 +41,10 @@ class DepthwiseSeparableConvModule(nn.Module):
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: _IntPair,
-        stride: _IntPair = 1,
-        padding: _IntPair = 0,
-        dilation: _IntPair = 1,
+        kernel_size: IntPair,
+        stride: IntPair = 1,
+        padding: IntPair = 0,
+        dilation: IntPair = 1,
         norm_cfg: dict | None = None,
         act_cfg: dict = dict(type="ReLU"),  # noqa: B006 (mmcv's default; read-only)
         dw_norm_cfg: Union[dict, str] = "default",

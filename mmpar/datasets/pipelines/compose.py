@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence, Union
 
-from ..builder import PIPELINES
+from ..registry import PIPELINES
 
 
 @PIPELINES.register_module()

@@ -11,7 +11,7 @@ import torch
 
 from mmpar.parallel import DataContainer
 
-from ..builder import PIPELINES
+from ..registry import PIPELINES
 
 DEFAULT_META_KEYS = (
     "filename",

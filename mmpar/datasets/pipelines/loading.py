@@ -7,7 +7,7 @@ import os.path as osp
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from ..builder import PIPELINES
+from ..registry import PIPELINES
 
 _COLOR_MODES = {"color": "RGB", "grayscale": "L", "unchanged": None}
 

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..builder import PIPELINES
+from ..registry import PIPELINES
 from .rng import get_rng
 
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric")
