@@ -33,8 +33,8 @@ __all__ = sorted(
     }
 )
 
-# mmcv's top-level names from its OpenCV/numpy subpackages (one table, which is also each
-# subpackage's ``__all__``), imported on first access.
+# mmcv's top-level names from its OpenCV/numpy subpackages (a table of each subpackage's
+# ``__all__``), imported on first access.
 _LAZY = {name: sub for sub, names in _LAZY_SUBPACKAGES.items() for name in names}
 
 

@@ -1,8 +1,8 @@
 """The mmcv top-level names that ``mmpar`` serves lazily from its OpenCV/numpy subpackages.
 
-One table for two readers: ``mmpar/__init__.py`` looks names up here without importing the
-subpackages (``import mmpar`` must not load cv2), and each subpackage's ``__all__`` is its row,
-so the two cannot drift apart. Nothing here may import anything.
+``mmpar/__init__.py`` looks names up here without importing the subpackages (``import mmpar``
+must not load cv2). Each row repeats its subpackage's own ``__all__``;
+``tests/test_image/test_package.py`` checks that they agree. Nothing here may import anything.
 """
 
 LAZY_SUBPACKAGES: dict[str, tuple[str, ...]] = {

@@ -7,6 +7,7 @@ body that runs rarely is caught as surely as one at the top of the file. Whether
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 # layer, so a new package cannot escape the check.
 LAYERS = {
     "version": 0,
-    "_lazy_names": 0,  # the root's lazy name table, a literal (image/video/... read it)
+    "_lazy_names": 0,  # the root's table of the names image/video/... serve, a literal
     "utils": 1,
     "fileio": 1,
     "image": 1,  # mmcv.image: numpy/OpenCV, uses utils and fileio
@@ -172,6 +173,70 @@ def test_no_module_imports_a_higher_layer():
     assert not problems, "imports against the layering (table: LAYERS above):\n" + "\n".join(
         problems
     )
+
+
+# The map of docs/internals.md: one row per layer, naming each package of mmpar/ at its layer.
+MAP_PAGE = REPO / "docs" / "internals.md"
+
+
+def top_level_names(package_dir):
+    """The first names below the package: its sub-packages and top-level modules."""
+    return {
+        path.stem
+        for path in package_dir.iterdir()
+        if (path.is_dir() and (path / "__init__.py").is_file())
+        or (path.suffix == ".py" and path.name != "__init__.py")
+    }
+
+
+def read_map(text):
+    """``{name: [layer, ...]}`` for each ```mmpar/<name>/``` or ```mmpar/<name>.py``` in the map."""
+    section = text.split("\n## The map\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not cells[0].isdigit():
+            continue
+        for name in re.findall(r"`mmpar/(\w+)(?:/|\.py)`", cells[1]):
+            rows.setdefault(name, []).append(int(cells[0]))
+    return rows
+
+
+def map_problems(rows, layers, names):
+    """One message per package missing from the map, on another row than ``layers``, or extra."""
+    problems = []
+    for name in sorted(names):
+        if name not in rows:
+            problems.append(f"mmpar/{name} is missing from the map (LAYERS: layer {layers[name]})")
+        elif rows[name] != [layers[name]]:
+            problems.append(f"mmpar/{name} is on row {rows[name]}, LAYERS says {layers[name]}")
+    problems += [
+        f"the map lists mmpar/{name}, which does not exist" for name in rows.keys() - names
+    ]
+    return problems
+
+
+def test_the_map_lists_every_package_at_its_layer():
+    rows = read_map(MAP_PAGE.read_text(encoding="utf-8"))
+    assert map_problems(rows, LAYERS, top_level_names(REPO / "mmpar")) == []
+
+
+def test_map_checker_reports_a_missing_a_misplaced_and_an_extra_package():
+    text = (
+        "# Page\n\n## The map\n\n| layer | packages | files |\n|---|---|---|\n"
+        "| 2 | `mmpar/runner/`, `tools/` | `mmpar/utils/` named in the third cell only |\n"
+        "| 1 | `mmpar/utils/`, `mmpar/version.py`, `mmpar/gone/` | |\n\n## Next\n"
+        "| 0 | `mmpar/parallel/` | a row of another section |\n"
+    )
+    rows = read_map(text)
+    assert rows == {"runner": [2], "utils": [1], "version": [1], "gone": [1]}
+    layers = {"version": 0, "utils": 1, "parallel": 2, "runner": 3}
+    assert map_problems(rows, layers, set(layers)) == [
+        "mmpar/parallel is missing from the map (LAYERS: layer 2)",
+        "mmpar/runner is on row [2], LAYERS says 3",
+        "mmpar/version is on row [1], LAYERS says 0",
+        "the map lists mmpar/gone, which does not exist",
+    ]
 
 
 # Inside mmpar.runner: checkpoint files, resume state and model set-up sit below the loop and

@@ -15,8 +15,6 @@ raises ``ImageOpError`` (a ``ValueError`` naming the function, shape and dtype, 
 table is in docs/reliability.md; tests/test_image/test_bad_input_properties.py checks it.
 """
 
-# ruff: noqa: F401 (the imports are the public names; ``__all__`` is read from the root's table)
-from .._lazy_names import LAZY_SUBPACKAGES
 from .colorspace import (
     bgr2gray,
     bgr2hls,
@@ -71,5 +69,58 @@ from .photometric import (
     solarize,
 )
 
-# The names are the row of the root's lazy table, so ``mmpar.<name>`` serves exactly these.
-__all__ = list(LAZY_SUBPACKAGES["image"])
+# mmpar/_lazy_names.py lists these names again for the root (``mmpar.<name>``), which must
+# not import this package to know them; tests/test_image/test_package.py checks they agree.
+__all__ = [
+    "adjust_brightness",
+    "adjust_color",
+    "adjust_contrast",
+    "adjust_hue",
+    "adjust_lighting",
+    "adjust_sharpness",
+    "auto_contrast",
+    "bgr2gray",
+    "bgr2hls",
+    "bgr2hsv",
+    "bgr2rgb",
+    "bgr2ycbcr",
+    "clahe",
+    "cutout",
+    "gray2bgr",
+    "gray2rgb",
+    "hls2bgr",
+    "hsv2bgr",
+    "imconvert",
+    "imcrop",
+    "imdenormalize",
+    "imequalize",
+    "imflip",
+    "imflip_",
+    "imfrombytes",
+    "iminvert",
+    "imnormalize",
+    "imnormalize_",
+    "impad",
+    "impad_to_multiple",
+    "imread",
+    "imrescale",
+    "imresize",
+    "imresize_like",
+    "imresize_to_multiple",
+    "imrotate",
+    "imshear",
+    "imtranslate",
+    "imwrite",
+    "lut_transform",
+    "posterize",
+    "rescale_size",
+    "rgb2bgr",
+    "rgb2gray",
+    "rgb2ycbcr",
+    "solarize",
+    "supported_backends",
+    "tensor2imgs",
+    "use_backend",
+    "ycbcr2bgr",
+    "ycbcr2rgb",
+]

@@ -1,7 +1,5 @@
 """mmcv 1.x's ``mmcv.video``: frame access with OpenCV, optical-flow files, ffmpeg helpers."""
 
-# ruff: noqa: F401 (the imports are the public names; ``__all__`` is read from the root's table)
-from .._lazy_names import LAZY_SUBPACKAGES
 from .io import Cache, VideoReader, frames2video
 from .optflow import (
     dequantize_flow,
@@ -14,5 +12,21 @@ from .optflow import (
 )
 from .processing import concat_video, convert_video, cut_video, resize_video
 
-# The names are the row of the root's lazy table, so ``mmpar.<name>`` serves exactly these.
-__all__ = list(LAZY_SUBPACKAGES["video"])
+# mmpar/_lazy_names.py lists these names again for the root (``mmpar.<name>``), which must
+# not import this package to know them; tests/test_image/test_package.py checks they agree.
+__all__ = [
+    "Cache",
+    "VideoReader",
+    "concat_video",
+    "convert_video",
+    "cut_video",
+    "dequantize_flow",
+    "flow_from_bytes",
+    "flow_warp",
+    "flowread",
+    "flowwrite",
+    "frames2video",
+    "quantize_flow",
+    "resize_video",
+    "sparse_flow_from_bytes",
+]

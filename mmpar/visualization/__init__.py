@@ -1,10 +1,18 @@
 """mmcv 1.x's ``mmcv.visualization``: colours, drawing boxes, showing images and flow."""
 
-# ruff: noqa: F401 (the imports are the public names; ``__all__`` is read from the root's table)
-from .._lazy_names import LAZY_SUBPACKAGES
 from .color import Color, color_val
 from .image import imshow, imshow_bboxes, imshow_det_bboxes
 from .optflow import flow2rgb, flowshow, make_color_wheel
 
-# The names are the row of the root's lazy table, so ``mmpar.<name>`` serves exactly these.
-__all__ = list(LAZY_SUBPACKAGES["visualization"])
+# mmpar/_lazy_names.py lists these names again for the root (``mmpar.<name>``), which must
+# not import this package to know them; tests/test_image/test_package.py checks they agree.
+__all__ = [
+    "Color",
+    "color_val",
+    "flow2rgb",
+    "flowshow",
+    "imshow",
+    "imshow_bboxes",
+    "imshow_det_bboxes",
+    "make_color_wheel",
+]
