@@ -218,8 +218,9 @@ def setup(args: argparse.Namespace):
 
     with config_error_context("model"):
         model = build_classifier(cfg.model)
-    if hasattr(model, "init_weights"):
-        model.init_weights()
+        # Inside the context: a bad init_cfg or pretrained file is reported under "model".
+        if hasattr(model, "init_weights"):
+            model.init_weights()
     with config_error_context("data.train"):
         datasets = [build_dataset(cfg.data.train)]
     check_labels_fit_model(model, datasets[0], "data.train")
