@@ -35,8 +35,8 @@ class _ResidualBlock(nn.Module):
         channels: Channels of the branch (its output has ``channels * expansion``).
         stride: Stride of the block.
         downsample: Shortcut that matches the branch's output shape; ``None``: identity.
-        conv_cfg: Convolution layer config (None: ``nn.Conv2d``), see ``build_conv_layer``.
         norm_cfg: Normalisation layer config, see ``build_norm_layer``.
+        conv_cfg: Convolution layer config (None: ``nn.Conv2d``), see ``build_conv_layer``.
         act_cfg: Activation layer config, see ``build_activation_layer``.
     """
 
@@ -49,8 +49,8 @@ class _ResidualBlock(nn.Module):
         channels: int,
         stride: int = 1,
         downsample: nn.Module | None = None,
-        conv_cfg: dict | None = None,
         norm_cfg: dict = dict(type="BN"),  # noqa: B006 (read-only default)
+        conv_cfg: dict | None = None,  # after norm_cfg: the blocks' first arguments stay in place
         act_cfg: dict = _RELU,  # noqa: B006 (read-only default)
     ) -> None:
         super().__init__()
