@@ -4,7 +4,7 @@ A message that tells the user how to go on (resume a preempted run, give a new r
 its own) must name an option of *the program that is running*: mmpar's ``tools/train.py`` has
 ``--auto-resume``, mmcls 0.25's own ``tools/train.py`` only ``--resume-from``, and a script
 written around a runner may have neither. The options are found by reading the main script's
-source (``__main__.__file__``, else ``sys.argv[0]``) for the quoted option string, as argparse
+source (``sys.argv[0]``, else ``__main__.__file__``) for the quoted option string, as argparse
 declares it (``'--resume-from'``); a program can also declare them (:func:`declare_options`),
 as mmpar's own commands do, whose entry points are thin wrappers.
 """
@@ -36,9 +36,13 @@ def _source_options(path: str) -> frozenset[str]:
 
 def main_script() -> str | None:
     """Path of the program's main script, or None (an interactive session, ``python -c``)."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv else None)
-    return osp.abspath(path) if path and osp.isfile(path) else None
+    # sys.argv[0] first: the zero-edit launcher sets it to the script before running it.
+    candidates = [sys.argv[0] if sys.argv else None]
+    candidates.append(getattr(sys.modules.get("__main__"), "__file__", None))
+    for path in candidates:
+        if path and osp.isfile(path):
+            return osp.abspath(path)
+    return None
 
 
 def accepts(option: str) -> bool:
