@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import tree_bytes
 
 from mmpar.runner import Hook, PreemptionHook, TrainingPreempted
 from mmpar.runner.work_dir_guard import (
@@ -83,24 +84,13 @@ def _runner(make_runner, work_dir, *hooks, epochs=1):
     return runner
 
 
-def _files(folder):
-    """``{name: bytes}`` of every file under ``folder`` (symlinks as their target)."""
-    out = {}
-    for path in sorted(Path(folder).rglob("*")):
-        if path.is_symlink():
-            out[str(path.relative_to(folder))] = os.readlink(path)
-        elif path.is_file():
-            out[str(path.relative_to(folder))] = path.read_bytes()
-    return out
-
-
 def test_new_run_over_another_runs_checkpoints_is_refused_and_resume_is_allowed(
     make_runner, make_loader, tmp_path
 ):
     work = tmp_path / "work"
     _runner(make_runner, work).run([make_loader(n=8)], [("train", 1)])
     assert (work / "epoch_1.pth").is_file()
-    before = _files(work)
+    before = tree_bytes(work)
     fresh = _runner(make_runner, work, epochs=2)
     with pytest.raises(RunRefusedError) as info:
         fresh.run([make_loader(n=8)], [("train", 1)])
@@ -110,7 +100,7 @@ def test_new_run_over_another_runs_checkpoints_is_refused_and_resume_is_allowed(
     assert isinstance(refused.code, str) and "\n" not in refused.code
     assert refused.code.startswith(f'error: WorkDirHasOtherRunError: work_dir "{work}" holds 1 ')
     assert refused.code.endswith("to continue that run. Nothing was written")
-    assert _files(work) == before  # lock file content put back, no checkpoint, no record
+    assert tree_bytes(work) == before  # lock file content put back, no checkpoint, no record
     # The same runner, resumed: continues that run to epoch 2.
     fresh.resume(str(work / "latest.pth"))
     fresh.run([make_loader(n=8)], [("train", 1)])
