@@ -11,6 +11,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import warnings
 from pathlib import Path
 
 import pytest
@@ -161,7 +163,7 @@ def test_preemption_is_on_by_default_outside_the_hook_list(
     assert signal.getsignal(signal.SIGTERM) is handler_before  # restored after the run
 
 
-@pytest.mark.parametrize("how", ["config", "env", "set_preemption", "registered"])
+@pytest.mark.parametrize("how", ["config", "env", "set_preemption", "registered", "thread"])
 def test_preemption_none_or_a_registered_hook_means_no_handler_of_its_own(
     how, make_runner, make_loader, tmp_path, monkeypatch
 ):
@@ -176,7 +178,15 @@ def test_preemption_none_or_a_registered_hook_means_no_handler_of_its_own(
         monkeypatch.setenv(PREEMPTION_ENV, "0")
     elif how == "set_preemption":
         set_preemption(runner, None)
-    runner.run([make_loader(n=8)], [("train", 1)])
+    if how == "thread":  # signal handlers need the main thread: none, and no warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            worker = threading.Thread(target=runner.run, args=([make_loader(n=8)], [("train", 1)]))
+            worker.start()
+            worker.join()
+        assert runner.epoch == 1  # the run finished in its thread
+    else:
+        runner.run([make_loader(n=8)], [("train", 1)])
     assert spy.seen == [()]
     if how == "registered":
         assert sum(isinstance(h, PreemptionHook) for h in runner.hooks) == 1

@@ -15,14 +15,16 @@ starts, before ``before_run``, and left when it ends:
 3. **Preemption and Ctrl-C save.** Unless a :class:`~mmpar.runner.hooks.PreemptionHook` is
    registered, the guard runs one of its own for the run's length, outside ``runner.hooks``
    (the hook list stays mmcv's): ``call_hook`` calls it after every registered hook. It is on
-   by default; ``preemption = None`` in the program's config, ``MMPAR_PREEMPTION=0`` in the
-   environment, or :func:`set_preemption` turn it off (see :func:`preemption_setting`).
+   by default in the main thread; ``preemption = None`` in the program's config,
+   ``MMPAR_PREEMPTION=0`` in the environment, or :func:`set_preemption` turn it off (see
+   :func:`preemption_setting`).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import threading
 from typing import Any, Callable, TypeVar
 
 from mmpar.utils import dist as dist_info
@@ -191,7 +193,9 @@ class RunGuard:
         if any(isinstance(hook, PreemptionHook) for hook in self.runner.hooks):
             return ()  # registered by the program (apis/train.py, custom_hooks): it handles
         setting = preemption_setting(self.runner)
-        if setting is None:
+        # Signal handlers can only be installed from the main thread; a run elsewhere (a
+        # notebook's or a server's worker thread) did not ask for them: no warning either.
+        if setting is None or threading.current_thread() is not threading.main_thread():
             return ()
         return (PreemptionHook(**setting),)
 
