@@ -90,8 +90,10 @@ def test_new_run_over_another_runs_checkpoints_is_refused_and_resume_is_allowed(
     make_runner, make_loader, tmp_path
 ):
     work = tmp_path / "work"
-    _runner(make_runner, work).run([make_loader(n=8)], [("train", 1)])
+    first = _runner(make_runner, work)
+    first.run([make_loader(n=8)], [("train", 1)])
     assert (work / "epoch_1.pth").is_file()
+    first.run([make_loader(n=8)], [("train", 1)])  # the same runner again: its own run
     before = tree_bytes(work)
     fresh = _runner(make_runner, work, epochs=2)
     with pytest.raises(RunRefusedError) as info:

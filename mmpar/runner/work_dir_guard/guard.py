@@ -129,7 +129,8 @@ class RunGuard:
     Attributes:
         hooks: The guard's own hooks for the current run (empty outside ``run``); the runner's
             ``call_hook`` calls them after the registered ones.
-        resumed: Whether ``runner.resume`` was called (the next run continues a run).
+        resumed: Whether the next run continues a run: ``runner.resume`` was called, or this
+            runner ran before.
         preemption: What :func:`set_preemption` chose (unset by default).
     """
 
@@ -153,6 +154,8 @@ class RunGuard:
             return
         try:
             self._take_work_dir()
+            # This runner's later runs continue this one (mmcv lets a runner run again).
+            self.resumed = True
             self.hooks = self._own_hooks()
         except BaseException:
             self._depth = 0
