@@ -255,11 +255,13 @@ def _run(argv: Sequence[str]) -> None:
         name, spec = _find_main_module(argv[1])
         code = spec.loader.get_code(name)
         sys.argv = [spec.origin, *argv[2:]]
+        _check_training_command()
         os.environ[CHILD_MAIN_ENV] = f"-m {name}"
         _exec_as_main(code, spec.origin, spec.parent)
         return
     script = argv[0]
     sys.argv = list(argv)
+    _check_training_command()
     # Python puts the script's folder first on sys.path (`python -m` put the current one).
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     if _is_archive(script):
@@ -271,6 +273,23 @@ def _run(argv: Sequence[str]) -> None:
         code = compile(f.read(), path, "exec", dont_inherit=True)
     os.environ[CHILD_MAIN_ENV] = path
     _exec_as_main(code, path, None)
+
+
+def _check_training_command() -> None:
+    """Refuse a training command that ``runner.run`` would refuse, before the program starts.
+
+    A project's ``tools/train.py`` writes into the work dir before it builds its runner; see
+    :func:`mmpar.cli.work_dir_check.check_training_command`. Ends the process with one
+    ``error:`` line and exit code 2.
+    """
+    from mmpar.cli.work_dir_check import check_training_command
+    from mmpar.utils.usage_error import UsageError
+
+    try:
+        check_training_command(sys.argv[1:])
+    except UsageError as err:
+        print(f"error: {type(err).__name__}: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _find_main_module(name: str) -> tuple[str, importlib.machinery.ModuleSpec]:

@@ -442,3 +442,45 @@ def test_generated_bad_launches_get_one_line_and_exit_2(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = json.loads(proc.stdout.strip().splitlines()[-1])
     assert counts["-m missing"] >= 10 and counts["folder"] >= 5 and counts["version refused"] >= 5
+
+
+# A training script as mmcv's tools are: writes a marker, then its config dump, into the work dir.
+TRAIN_SCRIPT = """
+    import argparse, os
+    parser = argparse.ArgumentParser()
+    parser.add_argument('config')
+    parser.add_argument('--work-dir')
+    parser.add_argument('--resume-from')
+    args = parser.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    open(os.path.join(args.work_dir, 'ran.txt'), 'w').write('the program ran')
+"""
+
+
+def test_launcher_refuses_a_new_training_run_before_the_program_starts(tmp_path):
+    """Over another run's checkpoints: one line, exit 2, the program never runs."""
+    from helpers import tree_bytes
+
+    train = _write(tmp_path / "tools" / "train.py", TRAIN_SCRIPT)
+    test = _write(tmp_path / "tools" / "test.py", TRAIN_SCRIPT.replace("'--resume-from'", "'--x'"))
+    config = _write(tmp_path / "cfg.py", "model = dict(type='M')\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    import torch
+
+    torch.save({"meta": {"epoch": 1, "iter": 4}, "state_dict": {}}, work / "epoch_1.pth")
+    before = tree_bytes(work)
+    refused = _run(["-m", "mmpar.as_mmcv", train, config, "--work-dir", work], tmp_path)
+    assert refused.returncode == 2
+    lines = (refused.stdout + refused.stderr).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: WorkDirHasOtherRunError: "), lines
+    assert "pass --resume-from " in lines[0] and "pass --work-dir " in lines[0]
+    assert "--auto-resume" not in lines[0]  # the script has no such option
+    assert tree_bytes(work) == before
+    # Continuing that run, and a script without a resume option (tools/test.py), run.
+    for args in ([train, config, "--work-dir", work, "--resume-from", work / "epoch_1.pth"],
+                 [test, config, "--work-dir", work]):  # fmt: skip
+        ran = _run(["-m", "mmpar.as_mmcv", *args], tmp_path)
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        assert (work / "ran.txt").read_text() == "the program ran"
+        (work / "ran.txt").unlink()

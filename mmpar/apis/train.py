@@ -194,14 +194,19 @@ def _register_eval_hook(runner: Any, cfg: Any, distributed: bool, runner_type: s
 def _register_preemption_hook(runner: Any, preemption: Any) -> None:
     """Register a PreemptionHook at LOWEST from ``cfg.preemption`` (a dict; None: none).
 
+    None also turns off the runner's own handler, which ``runner.run`` uses when no
+    PreemptionHook is registered (a config without the key gets that one).
+
     Raises:
         ConfigArgumentError: (a TypeError) ``preemption`` is not a dict, or an argument has
             the wrong type; the message starts with ``preemption:``.
         ValueError: An unknown or uncatchable signal.
     """
     from mmpar.runner import HOOKS
+    from mmpar.runner.work_dir_guard import set_preemption
 
     if preemption is None:
+        set_preemption(runner, None)
         return
     with config_error_context("preemption"):
         if not isinstance(preemption, dict):
@@ -233,8 +238,8 @@ def build_train_runner(
     sampler-seed hook, when ``validate`` the evaluation hook, and when ``cfg.preemption`` is a
     dict a :class:`~mmpar.runner.PreemptionHook` (``PreemptionHook(**cfg.preemption)`` at
     ``LOWEST``: on SIGTERM/SIGUSR1 it saves and raises ``TrainingPreempted``, exit code 75,
-    on Ctrl-C the same with exit code 130;
-    API users opt in, ``tools/train.py`` turns it on by default), then resumes
+    on Ctrl-C the same with exit code 130; without the key ``runner.run`` does the same with
+    its own handler, and ``preemption = None`` turns both off), then resumes
     (``resume_from``, ``'auto'`` or ``auto_resume=True``: the newest loadable checkpoint of
     the run that last started in ``work_dir``, see ``runner.resume``) or loads weights
     (``load_from``). So every mistake in the config or the checkpoint is found before the run

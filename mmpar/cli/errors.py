@@ -24,11 +24,7 @@ from mmpar.runner.model_setup.compile import CompileBackendError
 from mmpar.utils import compat_errors
 from mmpar.utils.config.errors import ConfigCodeError
 from mmpar.utils.registry import ConfigArgumentError
-
-
-class UsageError(Exception):
-    """The command line or the environment is wrong in a way the user must fix."""
-
+from mmpar.utils.usage_error import UsageError
 
 # Errors that mean "the command, the config or an input file is wrong" when raised while
 # setting a run up. ConfigArgumentError is the TypeError of a config argument a type does not

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import logging
 import socket
-from typing import Any, Callable, TypeVar
 
 from mmpar.runner.dist_utils import default_backend, destroy_dist, init_dist
+from mmpar.runner.work_dir_guard import WorkDirLock, on_rank_zero, read_holder
 from mmpar.utils import get_logger
 
 from .errors import UsageError
-from .workdir_lock import WorkDirLock, read_holder
 
-T = TypeVar("T")
+__all__ = ["check_shared_work_dir", "init_launcher", "on_rank_zero"]
 
 
 def init_launcher(launcher: str, dist_params: dict, model_wrapper: dict | None = None) -> bool:
@@ -48,34 +47,6 @@ def init_launcher(launcher: str, dist_params: dict, model_wrapper: dict | None =
     except RuntimeError as err:
         raise UsageError(f"--launcher {launcher}: {err}") from err
     return True
-
-
-def on_rank_zero(func: Callable[[], T]) -> T:
-    """Call ``func`` on rank 0 only and give its result, or its exception, to every rank.
-
-    Without a process group this is ``func()``. Under torchrun the other ranks wait for rank 0
-    and then return the same (picklable) result, or raise the same exception, so that a check
-    made once on rank 0 (e.g. the work-dir lock) ends every rank the same way instead of
-    leaving the others waiting in the next collective. Before raising, the ranks leave the
-    process group together (:func:`~mmpar.runner.dist_utils.destroy_dist`: all of them are
-    alive and agree): a rank that exits with the group open can abort in gloo's teardown.
-    """
-    from mmpar.utils.dist import broadcast_object, get_dist_info
-
-    rank, world_size = get_dist_info()
-    if world_size == 1:
-        return func()
-    outcome: tuple[Any, BaseException | None] = (None, None)
-    if rank == 0:
-        try:
-            outcome = (func(), None)
-        except Exception as err:  # noqa: BLE001 - every rank re-raises it below
-            outcome = (None, err)
-    result, error = broadcast_object(outcome)
-    if error is not None:
-        destroy_dist()
-        raise error  # on rank 0 the original exception (broadcast leaves the source's object)
-    return result
 
 
 def check_shared_work_dir(

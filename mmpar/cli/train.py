@@ -12,7 +12,7 @@ Exit codes:
     1   a checkpoint could not be written (disk full, file-size limit): one ``error:`` line.
     2   bad input (config, data, checkpoint, flag, work dir): one ``error:`` line, nothing
         written into the work dir. A new run (no --auto-resume/--resume-from) in a work dir
-        that holds checkpoints is one too (mmpar/cli/run_mixing.py).
+        that holds checkpoints is one too (mmpar/runner/work_dir_guard/run_mixing.py).
     75  preempted (EX_TEMPFAIL, "try again"): SIGTERM or SIGUSR1 (the config key
         ``preemption``, on by default; ``preemption = None`` turns it off) saved
         ``preempted_iter_<N>.pth`` (``latest.pth``) after the current iteration; run the same
@@ -53,8 +53,8 @@ from mmpar.cli import (
 )
 from mmpar.cli.args import train_work_dir
 from mmpar.cli.packaged_configs import ListConfigsAction, resolve_config
-from mmpar.cli.run_mixing import check_new_run_work_dir
 from mmpar.runner.hooks.preemption import TrainingPreempted
+from mmpar.runner.work_dir_guard import check_new_run_work_dir, declare_options
 from mmpar.utils import Config, DictAction, get_logger
 from mmpar.utils.config.key_reads import report_unread_keys, watch_keys
 
@@ -136,6 +136,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS
     )  # torch.distributed.launch passes it
+    # The runner's messages (preemption save, a refused new run) name these options.
+    declare_options("--auto-resume", "--resume-from", "--work-dir")
     return parser.parse_args(argv)
 
 
@@ -305,7 +307,8 @@ def main(argv=None) -> int:
 
     Bad input found while setting the run up (config, data, checkpoint, launcher, work dir)
     exits with code 2 and one ``error:`` line, before anything is written into the work dir.
-    So does a work dir that another run holds (its lock, see :mod:`mmpar.cli.workdir_lock`).
+    So does a work dir that another run holds (its lock, see
+    :mod:`mmpar.runner.work_dir_guard.lock`).
     A checkpoint that cannot be written while training (disk full, file-size limit) exits
     with code 1 and one ``error:`` line after the run summary; the previous checkpoints are
     left as they were. A preempted run (SIGTERM/SIGUSR1) saves a checkpoint and exits with

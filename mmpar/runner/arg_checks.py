@@ -173,7 +173,7 @@ def resolve_run_limit(runner: Any, name: str, value: int | None) -> int:
         warnings.warn(
             f"setting {name} in run() is deprecated; pass it to the runner constructor",
             DeprecationWarning,
-            stacklevel=4,  # resolve_run_limit <- _run_workflow <- run() <- the user's call
+            stacklevel=5,  # resolve_run_limit <- _run_workflow <- run() <- guard <- the call
         )
         setattr(runner, f"_{name}", value)
     limit = getattr(runner, f"_{name}")

@@ -34,10 +34,17 @@ from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_grou
 from .resume.pending import ResumeState
 from .resume.runner_state import RunnerStateMixin
 from .utils import get_time_str
+from .work_dir_guard.guard import RunGuard, guarded_run
 
 
 class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
     """State, hooks, checkpointing and resume shared by all runners (mmcv 1.x API).
+
+    Every ``run`` (the runners' own, and that of any subclass a project writes) is guarded
+    (:mod:`mmpar.runner.work_dir_guard`): rank 0 holds the work dir's lock while it runs, a new
+    run (no ``resume()`` before it) is refused in a work dir that holds checkpoints, and
+    SIGTERM/SIGUSR1/Ctrl-C save a checkpoint and stop, unless turned off (``preemption =
+    None`` in the program's config, ``MMPAR_PREEMPTION=0``); ``hooks`` stays mmcv's list.
 
     Args:
         model: The model; it (or the module it wraps) must define ``train_step`` and
@@ -101,6 +108,16 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         self._rank_rng_states: tuple[dict, list] | None = None
         # Names, writes, rotates and reads checkpoints; keeps the run's identity.
         self.checkpointer = Checkpointer(self)
+        # Lock, new-run check and preemption handler around every run() (see work_dir_guard).
+        self._run_guard = RunGuard(self)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Guard every ``run`` a subclass defines (re-entrant: ``super().run()`` is one run)."""
+        super().__init_subclass__(**kwargs)
+        run = cls.__dict__.get("run")
+        if run is not None and not getattr(run, "__isabstractmethod__", False):
+            if not getattr(run, "__mmpar_guarded__", False):
+                cls.run = guarded_run(run)
 
     # ------------------------------------------------------------------------- properties
     # Read-only views of the private state; attrgetter keeps them as cheap as an attribute.
@@ -195,6 +212,8 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         <mmpar.runner.checkpointing.checkpointer.Checkpointer.resume>`.
         """
         load_args = dict(map_location=map_location, weights_only=weights_only)
+        # Asked to continue a run: the next run() is not a new run (even if 'auto' finds none).
+        self._run_guard.resumed = True
         return self.checkpointer.resume(checkpoint, resume_optimizer, **load_args)
 
     # ------------------------------------------------------------------------- optimizer
@@ -212,8 +231,11 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
 
         mmcv's loop: the list is read as it is at each step, so a hook a stage adds after the
         current one is called in the same stage, and a method assigned on an instance counts.
+        During ``run`` the runner's own preemption handler (not in ``hooks``) comes last.
         """
         for hook in self._hooks:
+            getattr(hook, fn_name)(self)
+        for hook in self._run_guard.hooks:
             getattr(hook, fn_name)(self)
 
     def _train_step_context(self) -> contextlib.AbstractContextManager:

@@ -4,6 +4,7 @@ pytest runs with ``--import-mode=importlib``, which puts no test directory on ``
 tests/conftest.py adds ``tests/`` so that this package imports from every test module.
 """
 
+from .files import tree_bytes
 from .models import TinyModel
 from .processes import (
     REPO,
@@ -24,4 +25,5 @@ __all__ = [
     "run_tool",
     "tool_env",
     "torchrun_args",
+    "tree_bytes",
 ]

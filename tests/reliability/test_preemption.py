@@ -46,7 +46,7 @@ CONFIG = HERE / "preempt_digits_config.py"
 OPTIONS = COMMON_OPTIONS + ["runner.max_epochs=2", "checkpoint_config.interval=1"]
 PREEMPTED_LINE = re.compile(
     r"Preempted by (SIG\w+) at epoch (\d+), iteration (\d+): saved (\S+) \(latest\.pth\); "
-    r"resume with tools/train\.py \.\.\. --auto-resume"
+    r"to resume, run the same command and pass --auto-resume"
 )
 SIGNAL_SENT = re.compile(r"^SIGNAL (SIG\w+) ([\d.]+)$", re.MULTILINE)
 

@@ -197,7 +197,15 @@ def test_auto_resume_continues_the_newer_run_not_the_one_with_more_iterations(
     work = tmp_path / "work"
     older = _train(make_runner(max_epochs=3), make_loader(batch_size=2), epochs_interval=3)
     assert _meta(work / "epoch_3.pth")["iter"] == 18
-    newer = _train(make_runner(max_epochs=2), make_loader(batch_size=6))  # fresh: a new run
+    # A fresh run in the same folder is refused since runner.run keeps one run per work dir;
+    # the mix is made as an older mmpar or mmcv left it: trained elsewhere, files moved in.
+    newer = _train(
+        make_runner(max_epochs=2, work_dir=str(tmp_path / "elsewhere")), make_loader(batch_size=6)
+    )
+    for name in ("epoch_1.pth", "epoch_2.pth", RUN_RECORD):
+        os.replace(tmp_path / "elsewhere" / name, work / name)
+    os.remove(work / "latest.pth")
+    os.symlink("epoch_2.pth", work / "latest.pth")
     assert newer.run_id != older.run_id and _record(work)["run_id"] == newer.run_id
 
     continued = make_runner(max_epochs=2)

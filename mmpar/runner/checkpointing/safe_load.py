@@ -137,7 +137,8 @@ def load_checkpoint_file(
         return _torch_load(filename, map_location, weights_only, mmap=mmap)
     except FileNotFoundError:
         raise
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError) as err:
+    # IndexError: torch's weights_only unpickler on some garbage bytes ("pop from empty list").
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError, IndexError) as err:
         raise read_error(err, filename, weights_only) from err
 
 

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from mmpar.utils.dist import is_distributed
 
 from ..checkpointing.checkpointer import Checkpointer, checkpointer_of
+from ..work_dir_guard.program_options import resume_action
 from .hook import HOOKS, Hook
 from .preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_signals
 
@@ -88,7 +89,9 @@ class PreemptionHook(Hook):
     exchange per iteration cost 11% of a 5 ms CPU iteration (see ``docs/reliability.md``).
 
     Register it at priority ``'LOWEST'`` (``tools/train.py`` and
-    :func:`mmpar.apis.build_train_runner` with a ``preemption`` config key do). It installs
+    :func:`mmpar.apis.build_train_runner` with a ``preemption`` config key do). Without one
+    registered, ``runner.run`` handles the signals the same way with one of its own, outside
+    ``runner.hooks`` (see :mod:`mmpar.runner.work_dir_guard.guard`). It installs
     its handlers in ``before_run`` from the main thread only (elsewhere it warns and does
     nothing) and restores the previous handlers in ``after_run``.
 
@@ -214,13 +217,14 @@ class PreemptionHook(Hook):
             requeue = f"; requeueing SLURM job {job}" if job else ""
             how = "Interrupted by" if received == signal.SIGINT else "Preempted by"
             runner.logger.warning(
-                "%s %s at epoch %d, iteration %d: saved %s (latest.pth); resume with "
-                "tools/train.py ... --auto-resume%s",
+                "%s %s at epoch %d, iteration %d: saved %s (latest.pth); to resume, run the "
+                "same command and %s%s",
                 how,
                 signal_name,
                 runner.epoch + 1,
                 iters,
                 path,
+                resume_action(path),  # in the options of the program that runs
                 requeue,
             )
             if job:

@@ -51,7 +51,7 @@ class RunnerStateMixin:
             **self._next_position,
             "rng": self._own_rng_state(),
             "sampler": sampler_state,
-            "hooks": collect_hook_states(self._hooks),
+            "hooks": collect_hook_states([*self._hooks, *self._run_guard.hooks]),
         }
         gathered = self._rank_rng_states
         if gathered is not None and gathered[0] == self._next_position:
@@ -102,7 +102,8 @@ class RunnerStateMixin:
         """
         states = self._resume.take_hook_states() if final else self._resume.hooks
         if states is not None:
-            load_hook_states(self._hooks, states, self.logger if final else None)
+            hooks = [*self._hooks, *self._run_guard.hooks]  # the guard's exist during run()
+            load_hook_states(hooks, states, self.logger if final else None)
 
     def _restore_rng(self) -> None:
         """Restore the resumed RNG states, once the train iterators exist.

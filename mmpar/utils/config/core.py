@@ -27,6 +27,7 @@ from .loading import (
     read_config_text,
 )
 from .options import _apply_options, add_args
+from .program import remember_if_program_config
 from .writer import _dump_text, _python_source
 
 RESERVED_KEYS = ["filename", "text", "pretty_text"]
@@ -110,7 +111,9 @@ class Config:
         path, (cfg_dict, cfg_text) = Config._load_path(filename, use_predefined_variables)
         if import_custom_modules:
             _import_custom(cfg_dict, path)
-        return Config(cfg_dict, cfg_text=cfg_text, filename=path)
+        cfg = Config(cfg_dict, cfg_text=cfg_text, filename=path)
+        remember_if_program_config(path, cfg)  # the runner reads its `preemption` key
+        return cfg
 
     @staticmethod
     def _load_path(filename: PathLike, use_predefined_variables: bool) -> tuple[str, tuple]:

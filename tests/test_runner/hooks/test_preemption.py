@@ -47,8 +47,9 @@ def keep_handlers():
         signal.signal(sig, handler)
 
 
-def _run(make_runner, make_loader, *hooks, epochs=2, resume=None):
-    runner = make_runner(max_epochs=epochs)
+def _run(make_runner, make_loader, *hooks, epochs=2, resume=None, work_dir=None):
+    extra = {} if work_dir is None else {"work_dir": str(work_dir)}
+    runner = make_runner(max_epochs=epochs, **extra)
     runner.register_training_hooks(lr_config=None, optimizer_config={})
     for hook, priority in hooks:
         runner.register_hook(hook, priority=priority)
@@ -79,12 +80,13 @@ def test_signal_mid_epoch_saves_and_raises(make_runner, make_loader, keep_handle
     lines = [r.getMessage() for r in caplog.records if "Preempted by" in r.getMessage()]
     assert len(lines) == 1 and "\n" not in lines[0], lines
     assert "SIGTERM at epoch 2, iteration 6" in lines[0] and err.checkpoint in lines[0]
-    assert "--auto-resume" in lines[0]
+    # pytest has no resume option: the hint is the config key (see test_run_guard.py for more).
+    assert lines[0].endswith(f"and set resume_from='{err.checkpoint}' in the config")
     assert signal.getsignal(signal.SIGTERM) is before  # after_run restored the handler
 
 
 def test_ctrl_c_saves_and_raises_130_unless_turned_off(
-    make_runner, make_loader, keep_handlers, caplog, capfd
+    make_runner, make_loader, keep_handlers, caplog, capfd, tmp_path
 ):
     with caplog.at_level(logging.WARNING), pytest.raises(TrainingPreempted) as info:
         _run(
@@ -113,6 +115,7 @@ def test_ctrl_c_saves_and_raises_130_unless_turned_off(
             make_loader,
             (SendSignal(3, signal.SIGINT), "NORMAL"),
             (PreemptionHook(interrupt=False), "LOWEST"),
+            work_dir=tmp_path / "second",  # a new run: not beside the first one's checkpoint
         )
     with pytest.raises(TypeError, match="interrupt must be True or False"):
         PreemptionHook(interrupt="yes")

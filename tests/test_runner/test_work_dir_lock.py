@@ -14,15 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from mmpar.cli import LOCK_FILE_NAME, UsageError, WorkDirLock, WorkDirLockedError
-from mmpar.cli import workdir_lock as workdir_lock_module
+from mmpar.runner.work_dir_guard import lock as workdir_lock_module
+from mmpar.runner.work_dir_guard.lock import LOCK_FILE_NAME, WorkDirLock, WorkDirLockedError
+from mmpar.utils.usage_error import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
 
 # A process that takes the lock, says so, and holds it until its stdin closes.
 HOLDER = """
 import sys
-from mmpar.cli.workdir_lock import WorkDirLock
+from mmpar.runner.work_dir_guard.lock import WorkDirLock
 with WorkDirLock(sys.argv[1], argv=["holder"]):
     print("held", flush=True)
     sys.stdin.read()
