@@ -8,8 +8,11 @@ import torch
 
 from .base_runner import BaseRunner
 from .builder import RUNNERS
+from .checkpoint import save_checkpoint as save_checkpoint  # mmcv's module imports it too
 from .checkpointing.checkpointer import numbered_checkpoint_saver
+from .hooks import IterTimerHook as IterTimerHook  # mmcv's module imports it too
 from .resume.loader_position import IterLoader as IterLoader
+from .utils import get_host_info as get_host_info  # mmcv's module imports it too
 
 
 @RUNNERS.register_module()

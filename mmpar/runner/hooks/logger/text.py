@@ -13,6 +13,8 @@ import torch
 import torch.distributed as dist
 
 from mmpar.fileio import FileClient
+from mmpar.utils import is_tuple_of as is_tuple_of  # mmcv's module imports it too
+from mmpar.utils import scandir as scandir  # mmcv's module imports it too
 from mmpar.utils.dist import comm_device, is_distributed
 
 from ..hook import HOOKS
