@@ -13,10 +13,10 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from helpers.logger_runner import ListHandler
 from torch.utils.data import DataLoader, TensorDataset
 
 from mmpar.runner import EpochBasedRunner, IterBasedRunner, OptimizerHook
-from helpers.logger_runner import ListHandler
 
 EPOCHS, ITERS_PER_EPOCH = 2, 4
 
