@@ -218,3 +218,25 @@ def test_dict_of_optimizer_configs_builds_one_per_submodule():
     assert isinstance(single, torch.optim.SGD)
     with pytest.raises(AttributeError, match=r"optimizer.critic: TinyGAN has no submodule"):
         _build_optimizers(build_optimizer, model, {"critic": {"type": "SGD", "lr": 0.1}})
+
+
+@pytest.mark.parametrize(
+    "optimizer_config",
+    [
+        {"type": "GradientCumulativeOptimizerHook", "cumulative_iters": 2},
+        {"type": "Fp16OptimizerHook"},  # CPU: bf16 autocast around train_step, no scaler
+    ],
+)
+def test_other_optimizer_hooks_skip_too(tmp_path, optimizer_config):
+    logger = logging.getLogger(f"mmpar_test_lossless.{optimizer_config['type']}")
+    handler = ListHandler()
+    logger.addHandler(handler)
+    try:
+        runner = _runner(EpochBasedRunner, tmp_path, optimizer_config, logger, seed=0)
+        runner.run([_loader()], [("train", 1)])
+    finally:
+        logger.removeHandler(handler)
+    assert runner.iter == ITERS_PER_EPOCH * EPOCHS
+    said = [line for line in handler.lines if 'returned no "loss"' in line]
+    assert len(said) == 1 and said[0].startswith(optimizer_config["type"])
+    assert not any("loss_scale" in line for line in handler.lines)
