@@ -244,7 +244,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         if self.batch_processor is not None:
             outputs = self.batch_processor(self.model, data_batch, train_mode=train_mode, **kwargs)
         elif not train_mode:
-            outputs = self.model.val_step(data_batch, self.optimizer, **kwargs)
+            outputs = self._val_step(data_batch, kwargs)
         else:
             with self._train_step_context():
                 outputs = self.model.train_step(data_batch, self.optimizer, **kwargs)
@@ -262,6 +262,10 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
                 )
             self.log_buffer.update(outputs["log_vars"], outputs["num_samples"])
         self.outputs = outputs
+
+    def _val_step(self, data_batch: Any, kwargs: dict) -> Any:
+        """``model.val_step``, called as mmcv's EpochBasedRunner calls it (with the optimizer)."""
+        return self.model.val_step(data_batch, self.optimizer, **kwargs)
 
     @staticmethod
     def _step_name(train_mode: bool) -> str:

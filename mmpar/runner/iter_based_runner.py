@@ -62,6 +62,10 @@ class IterBasedRunner(BaseRunner):
         self.data_batch = None
         self._inner_iter += 1
 
+    def _val_step(self, data_batch: Any, kwargs: dict) -> Any:
+        # mmcv's IterBasedRunner passes no optimizer: val_step(self, data_batch, **kwargs) works.
+        return self.model.val_step(data_batch, **kwargs)
+
     def run(
         self, data_loaders: list, workflow: list, max_iters: int | None = None, **kwargs: Any
     ) -> None:

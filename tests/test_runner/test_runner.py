@@ -173,6 +173,33 @@ def test_non_dict_output_fails_and_a_dict_without_loss_is_taken(make_runner, mak
     assert runner.outputs == {"los": 1, "acc": 2} and runner.iter == len(make_loader())
 
 
+class ValArgsModel(nn.Module):
+    """Records the positional arguments val_step gets; its val_step takes no optimizer."""
+
+    def __init__(self):
+        super().__init__()
+        self.p = nn.Parameter(torch.zeros(1))
+        self.val_args = []
+
+    def train_step(self, data_batch, optimizer):
+        return {"log_vars": {}, "num_samples": 1}
+
+    def val_step(self, data_batch, *args, **kwargs):
+        self.val_args.append(args)
+        return {"log_vars": {}, "num_samples": 1}
+
+
+@pytest.mark.parametrize("kind, passed", [("epoch", 1), ("iter", 0)])
+def test_val_step_gets_the_optimizer_as_mmcv_passes_it(make_runner, make_loader, kind, passed):
+    # mmcv's EpochBasedRunner calls val_step(batch, optimizer), its IterBasedRunner
+    # val_step(batch): a val_step(self, data_batch, **kwargs) works with the iteration runner.
+    model = ValArgsModel()
+    limit = {"max_epochs": 1} if kind == "epoch" else {"max_iters": 1}
+    runner = make_runner(kind, model=model, **limit)
+    runner.run([make_loader(), make_loader()], [("train", 1), ("val", 1)])
+    assert model.val_args and all(len(args) == passed for args in model.val_args)
+
+
 def test_after_run_is_called_when_training_fails(make_runner, make_loader):
     runner = make_runner(model=BadModel(None), max_epochs=1)
     rec = Recorder()
