@@ -23,7 +23,13 @@ from torch.optim import Optimizer
 from mmpar.parallel import is_module_wrapper
 from mmpar.utils.logging import get_logger
 
-from .arg_checks import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
+from .arg_checks import (
+    check_runner_args,
+    check_workflow,
+    prepare_work_dir,
+    resolve_run_limit,
+    run_limit,
+)
 from .checkpoint import load_checkpoint as load_checkpoint  # mmcv's module imports it too
 from .checkpointing.checkpointer import Checkpointer
 from .dist_utils import get_dist_info
@@ -88,8 +94,8 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         self._epoch = 0
         self._iter = 0
         self._inner_iter = 0
-        self._max_epochs = max_epochs
-        self._max_iters = max_iters
+        self._max_epochs = run_limit("max_epochs", max_epochs)
+        self._max_iters = run_limit("max_iters", max_iters)
         self.log_buffer = LogBuffer()
         self.outputs: dict = {}
         self.data_loader: Any = None

@@ -68,6 +68,14 @@ def test_max_epochs_iters_validation(toy_model, kwargs, match):
         EpochBasedRunner(toy_model, **kwargs)
 
 
+def test_a_whole_float_limit_counts_as_its_int(make_runner, make_loader):
+    # Configs write max_iters=1e5; mmcv's loops take such a float, so the runner does too.
+    runner = make_runner("iter", max_iters=4.0)
+    assert runner.max_iters == 4 and isinstance(runner.max_iters, int)
+    runner.run([make_loader()], [("train", 1)])
+    assert runner.iter == 4
+
+
 def test_unwritable_work_dir_names_the_path(toy_model, tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
