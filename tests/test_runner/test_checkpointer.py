@@ -98,6 +98,15 @@ def test_a_runner_class_with_its_own_save_checkpoint_is_called_by_the_hook(
     assert os.path.realpath(tmp_path / "latest.pth") == str(tmp_path / "epoch_2.pth")
 
 
+def test_a_save_checkpoint_patched_on_the_runner_is_called(make_runner, make_loader):
+    runner = make_runner(max_epochs=1)
+    calls = []
+    runner.save_checkpoint = lambda out_dir, filename_tmpl, **kw: calls.append(filename_tmpl)
+    runner.register_hook(CheckpointHook(interval=1))
+    runner.run([make_loader()], [("train", 1)])
+    assert calls == ["epoch_1.pth"]
+
+
 def test_configured_resume_is_the_one_decision():
     assert configured_resume(Config(dict(resume_from="a.pth", auto_resume=True))) == "a.pth"
     assert configured_resume(Config(dict(auto_resume=True))) == "auto"

@@ -72,13 +72,15 @@ def numbered_checkpoint_saver(default_tmpl: str, by_epoch: bool) -> Callable[...
 
 
 def _own_save_checkpoint(runner: Any) -> bool:
-    """Whether the runner's class defines its own ``save_checkpoint`` (a project's runner).
+    """Whether the runner has its own ``save_checkpoint`` (a project's runner class, a patch).
 
     mmcv's hooks save through ``runner.save_checkpoint``; a runner that overrides it (to add
     files or change names) must keep being called.
     """
-    method = getattr(type(runner), "save_checkpoint", None)
-    return method is not None and not getattr(method, "_mmpar_saver", False)
+    method = getattr(runner, "save_checkpoint", None)
+    func = getattr(method, "__func__", method)
+    # "is True": a mock's made-up attribute is not the mark.
+    return method is not None and getattr(func, "_mmpar_saver", False) is not True
 
 
 def _write_with_save_checkpoint(runner: Any, out_dir: str, filename: str, options: dict) -> str:
