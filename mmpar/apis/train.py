@@ -9,7 +9,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from mmpar.parallel import MODULE_WRAPPERS, MMDataParallel, MMDistributedDataParallel
+from mmpar.parallel import (
+    MODULE_WRAPPERS,
+    MMDataParallel,
+    MMDistributedDataParallel,
+    is_module_wrapper,
+)
 from mmpar.utils import get_logger
 from mmpar.utils.registry import (
     ConfigArgumentError,
@@ -133,6 +138,31 @@ def _optimizer_hook_cfg(cfg: Any) -> dict | None:
     hook_cfg.update(fp16_cfg)
     hook_cfg["type"] = "Fp16OptimizerHook"
     return hook_cfg
+
+
+def _build_optimizers(build_optimizer: Any, model: Any, optimizer_cfg: Any) -> Any:
+    """An optimizer, or a dict of them when every value of ``optimizer_cfg`` is a config.
+
+    ``optimizer=dict(generator=dict(type='Adam', lr=1e-4), discriminator=dict(...))`` builds
+    one optimizer per named submodule of the (unwrapped) model, the rule of the
+    ``build_optimizers`` that mmcv-based GAN and restoration projects use; the runner then
+    gets the dict and the model's ``train_step`` steps them.
+    """
+    values = list(optimizer_cfg.values()) if isinstance(optimizer_cfg, dict) else []
+    if not values or not all(isinstance(v, dict) for v in values):
+        return build_optimizer(model, optimizer_cfg)
+    inner = model.module if is_module_wrapper(model) else model
+    optimizers = {}
+    for name, cfg in optimizer_cfg.items():
+        module = getattr(inner, name, None)
+        if not isinstance(module, nn.Module):
+            raise AttributeError(
+                f"optimizer.{name}: {type(inner).__name__} has no submodule {name!r}; a dict of "
+                "optimizer configs names the model's submodules, e.g. optimizer=dict("
+                "generator=dict(type='Adam', lr=1e-4), discriminator=dict(type='Adam', lr=4e-4))"
+            )
+        optimizers[name] = build_optimizer(module, cfg)
+    return optimizers
 
 
 # Loader arguments build_train_dataloaders takes from cfg.data (their config key there).
@@ -289,7 +319,7 @@ def build_train_runner(
             wrapper_cfg=cfg.get("model_wrapper"),
         )
     with config_error_context("optimizer"):
-        optimizer = build_optimizer(model, cfg.optimizer)
+        optimizer = _build_optimizers(build_optimizer, model, cfg.optimizer)
     with config_error_context("runner"):
         runner_cfg = runner_config(cfg)
         runner_type = runner_cfg.get("type", "EpochBasedRunner")

@@ -10,6 +10,7 @@ from torch import nn
 
 from .collate import _merge_dc, merge_chunks
 from .registry import MODULE_WRAPPERS
+from .scatter_gather import ScatterInputs as ScatterInputs  # mmcv's module imports it too
 from .scatter_gather import _one_device_pair, gather
 from .scatter_gather import scatter_kwargs as scatter_kwargs  # importable here, as in mmcv
 

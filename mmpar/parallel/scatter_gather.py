@@ -421,3 +421,7 @@ def gather(outputs: list, target_device: Device, dim: int = 0) -> Any:
     if len(outputs) == 1:
         return _move(outputs[0], device)
     return _gather(list(outputs), None, None, device, dim)
+
+
+# mmcv's module imports Scatter too. Imported last: _functions uses this module's helpers.
+from ._functions import Scatter as Scatter  # noqa: E402

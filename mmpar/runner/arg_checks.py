@@ -107,15 +107,25 @@ def check_runner_args(
             "Only one of max_epochs and max_iters can be set "
             f"(got max_epochs={max_epochs}, max_iters={max_iters})"
         )
-    _check_positive_int("max_epochs", max_epochs)
-    _check_positive_int("max_iters", max_iters)
+    run_limit("max_epochs", max_epochs)
+    run_limit("max_iters", max_iters)
 
 
-def _check_positive_int(name: str, value: Any) -> None:
+def run_limit(name: str, value: Any) -> int | None:
+    """``value`` as the int limit it stands for (None stays None).
+
+    A whole float (``max_iters=1e5`` in a config) counts as its int, as mmcv's loops take it.
+
+    Raises:
+        ValueError: Not a positive whole number.
+    """
     if value is None:
-        return
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{name} must be a positive int or None, but got {value!r}")
+    return value
 
 
 def _check_optimizer(optimizer: Any) -> None:
@@ -175,7 +185,7 @@ def resolve_run_limit(runner: Any, name: str, value: int | None) -> int:
             DeprecationWarning,
             stacklevel=5,  # resolve_run_limit <- _run_workflow <- run() <- guard <- the call
         )
-        setattr(runner, f"_{name}", value)
+        setattr(runner, f"_{name}", run_limit(name, value))
     limit = getattr(runner, f"_{name}")
     if limit is None:
         raise CheckValueError(f"{name} must be set (in the runner constructor) to run")
@@ -206,5 +216,6 @@ __all__ = [
     "check_workflow",
     "prepare_work_dir",
     "resolve_run_limit",
+    "run_limit",
     "split_constructor",
 ]

@@ -24,13 +24,23 @@ from mmpar.parallel import is_module_wrapper as is_module_wrapper  # mmcv's modu
 from mmpar.parallel.utils import unwrap_model
 from mmpar.utils.logging import get_logger
 
-from .arg_checks import check_runner_args, check_workflow, prepare_work_dir, resolve_run_limit
+from .arg_checks import (
+    check_runner_args,
+    check_workflow,
+    prepare_work_dir,
+    resolve_run_limit,
+    run_limit,
+)
+from .checkpoint import load_checkpoint as load_checkpoint  # mmcv's module imports it too
 from .checkpointing.checkpointer import Checkpointer
 from .dist_utils import get_dist_info
 from .hook_registration import HookRegistrationMixin
+from .hooks import HOOKS as HOOKS  # mmcv's module imports it too
 from .hooks import Hook
 from .log_buffer import LogBuffer
 from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
+from .priority import Priority as Priority  # mmcv's module imports it too
+from .priority import get_priority as get_priority  # mmcv's module imports it too
 from .resume.pending import ResumeState
 from .resume.runner_state import RunnerStateMixin
 from .utils import get_time_str
@@ -92,8 +102,8 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         self._epoch = 0
         self._iter = 0
         self._inner_iter = 0
-        self._max_epochs = max_epochs
-        self._max_iters = max_iters
+        self._max_epochs = run_limit("max_epochs", max_epochs)
+        self._max_iters = run_limit("max_iters", max_iters)
         self.log_buffer = LogBuffer()
         self.outputs: dict = {}
         self.data_loader: Any = None
@@ -251,15 +261,19 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
     def run_iter(self, data_batch: Any, train_mode: bool, **kwargs: Any) -> None:
         """Run ``train_step``/``val_step`` on one batch; store ``outputs``; log ``log_vars``.
 
+        As in mmcv, a train step need not return a ``loss``: a model that steps its own
+        optimizers inside ``train_step`` (a GAN) returns only ``log_vars`` and ``num_samples``,
+        and what mmpar does with a loss (the optimizer hooks, the NaN guard) applies only where
+        there is one.
+
         Raises:
             TypeError: The step did not return a dict.
-            KeyError: A train step returned no ``loss``, or ``log_vars`` without
-                ``num_samples``.
+            KeyError: ``log_vars`` without ``num_samples`` (mmcv's ``KeyError`` too).
         """
         if self.batch_processor is not None:
             outputs = self.batch_processor(self.model, data_batch, train_mode=train_mode, **kwargs)
         elif not train_mode:
-            outputs = self.model.val_step(data_batch, self.optimizer, **kwargs)
+            outputs = self._val_step(data_batch, kwargs)
         else:
             with self._train_step_context():
                 outputs = self.model.train_step(data_batch, self.optimizer, **kwargs)
@@ -267,11 +281,6 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
             raise TypeError(
                 f"{self.model_name}.{self._step_name(train_mode)}() must return a dict (loss, "
                 f"log_vars, num_samples), but returned {type(outputs).__name__}"
-            )
-        if train_mode and "loss" not in outputs:
-            raise KeyError(
-                f'{self.model_name}.train_step() returned no "loss"; its keys are '
-                f"{sorted(outputs)}. Return dict(loss=..., log_vars=..., num_samples=...)"
             )
         if "log_vars" in outputs:
             if "num_samples" not in outputs:
@@ -282,6 +291,10 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
                 )
             self.log_buffer.update(outputs["log_vars"], outputs["num_samples"])
         self.outputs = outputs
+
+    def _val_step(self, data_batch: Any, kwargs: dict) -> Any:
+        """``model.val_step``, called as mmcv's EpochBasedRunner calls it (with the optimizer)."""
+        return self.model.val_step(data_batch, self.optimizer, **kwargs)
 
     @staticmethod
     def _step_name(train_mode: bool) -> str:

@@ -10,8 +10,10 @@ import torch
 
 from .base_runner import BaseRunner
 from .builder import RUNNERS
+from .checkpoint import save_checkpoint as save_checkpoint  # mmcv's module imports it too
 from .checkpointing.checkpointer import numbered_checkpoint_saver
 from .resume.loader_position import start_loader_iter
+from .utils import get_host_info as get_host_info  # mmcv's module imports it too
 
 
 @RUNNERS.register_module()

@@ -8,8 +8,11 @@ import torch
 
 from .base_runner import BaseRunner
 from .builder import RUNNERS
+from .checkpoint import save_checkpoint as save_checkpoint  # mmcv's module imports it too
 from .checkpointing.checkpointer import numbered_checkpoint_saver
+from .hooks import IterTimerHook as IterTimerHook  # mmcv's module imports it too
 from .resume.loader_position import IterLoader as IterLoader
+from .utils import get_host_info as get_host_info  # mmcv's module imports it too
 
 
 @RUNNERS.register_module()
@@ -58,6 +61,10 @@ class IterBasedRunner(BaseRunner):
         self.call_hook("after_val_iter")
         self.data_batch = None
         self._inner_iter += 1
+
+    def _val_step(self, data_batch: Any, kwargs: dict) -> Any:
+        # mmcv's IterBasedRunner passes no optimizer: val_step(self, data_batch, **kwargs) works.
+        return self.model.val_step(data_batch, **kwargs)
 
     def run(
         self, data_loaders: list, workflow: list, max_iters: int | None = None, **kwargs: Any

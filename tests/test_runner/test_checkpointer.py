@@ -72,6 +72,41 @@ def test_a_runner_without_a_checkpointer_saves_through_its_save_checkpoint(tmp_p
     assert path == str(tmp_path / "best_{x}.pth")
 
 
+def test_a_runner_class_with_its_own_save_checkpoint_is_called_by_the_hook(
+    make_runner, make_loader, toy_model, tmp_path, test_logger
+):
+    # mmcv's CheckpointHook calls runner.save_checkpoint: a project's runner that overrides it
+    # (extra files, other names) keeps being called, and its super() call still writes.
+    from mmpar.runner import EpochBasedRunner
+
+    calls = []
+
+    class ProjectRunner(EpochBasedRunner):
+        def save_checkpoint(self, out_dir, filename_tmpl="epoch_{}.pth", **kwargs):
+            calls.append(filename_tmpl.format(self.epoch + 1))
+            return super().save_checkpoint(out_dir, filename_tmpl, **kwargs)
+
+    optimizer = torch.optim.SGD(toy_model.parameters(), lr=0.01)
+    runner = ProjectRunner(
+        toy_model, optimizer=optimizer, work_dir=str(tmp_path), logger=test_logger, max_epochs=2
+    )
+    runner.register_hook(CheckpointHook(interval=1, max_keep_ckpts=1))
+    runner.run([make_loader()], [("train", 1)])
+    assert calls == ["epoch_1.pth", "epoch_2.pth"]
+    # Rotation and latest still follow the hook's saves.
+    assert not (tmp_path / "epoch_1.pth").exists() and (tmp_path / "epoch_2.pth").exists()
+    assert os.path.realpath(tmp_path / "latest.pth") == str(tmp_path / "epoch_2.pth")
+
+
+def test_a_save_checkpoint_patched_on_the_runner_is_called(make_runner, make_loader):
+    runner = make_runner(max_epochs=1)
+    calls = []
+    runner.save_checkpoint = lambda out_dir, filename_tmpl, **kw: calls.append(filename_tmpl)
+    runner.register_hook(CheckpointHook(interval=1))
+    runner.run([make_loader()], [("train", 1)])
+    assert calls == ["epoch_1.pth"]
+
+
 def test_configured_resume_is_the_one_decision():
     assert configured_resume(Config(dict(resume_from="a.pth", auto_resume=True))) == "a.pth"
     assert configured_resume(Config(dict(auto_resume=True))) == "auto"

@@ -77,6 +77,14 @@ def test_max_epochs_iters_validation(toy_model, kwargs, match):
         EpochBasedRunner(toy_model, **kwargs)
 
 
+def test_a_whole_float_limit_counts_as_its_int(make_runner, make_loader):
+    # Configs write max_iters=1e5; mmcv's loops take such a float, so the runner does too.
+    runner = make_runner("iter", max_iters=4.0)
+    assert runner.max_iters == 4 and isinstance(runner.max_iters, int)
+    runner.run([make_loader()], [("train", 1)])
+    assert runner.iter == 4
+
+
 def test_unwritable_work_dir_names_the_path(toy_model, tmp_path):
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
@@ -171,13 +179,42 @@ class BadModel(nn.Module):
         return self.out
 
 
-def test_non_dict_output_and_missing_loss(make_runner, make_loader):
+def test_non_dict_output_fails_and_a_dict_without_loss_is_taken(make_runner, make_loader):
     runner = make_runner(model=BadModel([1.0]), max_epochs=1)
     with pytest.raises(TypeError, match="BadModel.train_step.*must return a dict.*list"):
         runner.run([make_loader()], [("train", 1)])
+    # As in mmcv: a model that steps its own optimizers returns no loss (see
+    # test_lossless_train_step.py); the runner keeps the outputs for the hooks.
     runner = make_runner(model=BadModel({"los": 1, "acc": 2}), max_epochs=1)
-    with pytest.raises(KeyError, match=r'no "loss".*acc.*los'):
-        runner.run([make_loader()], [("train", 1)])
+    runner.run([make_loader()], [("train", 1)])
+    assert runner.outputs == {"los": 1, "acc": 2} and runner.iter == len(make_loader())
+
+
+class ValArgsModel(nn.Module):
+    """Records the positional arguments val_step gets; its val_step takes no optimizer."""
+
+    def __init__(self):
+        super().__init__()
+        self.p = nn.Parameter(torch.zeros(1))
+        self.val_args = []
+
+    def train_step(self, data_batch, optimizer):
+        return {"log_vars": {}, "num_samples": 1}
+
+    def val_step(self, data_batch, *args, **kwargs):
+        self.val_args.append(args)
+        return {"log_vars": {}, "num_samples": 1}
+
+
+@pytest.mark.parametrize("kind, passed", [("epoch", 1), ("iter", 0)])
+def test_val_step_gets_the_optimizer_as_mmcv_passes_it(make_runner, make_loader, kind, passed):
+    # mmcv's EpochBasedRunner calls val_step(batch, optimizer), its IterBasedRunner
+    # val_step(batch): a val_step(self, data_batch, **kwargs) works with the iteration runner.
+    model = ValArgsModel()
+    limit = {"max_epochs": 1} if kind == "epoch" else {"max_iters": 1}
+    runner = make_runner(kind, model=model, **limit)
+    runner.run([make_loader(), make_loader()], [("train", 1), ("val", 1)])
+    assert model.val_args and all(len(args) == passed for args in model.val_args)
 
 
 def test_after_run_is_called_when_training_fails(make_runner, make_loader):

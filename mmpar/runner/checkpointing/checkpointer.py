@@ -67,7 +67,32 @@ def numbered_checkpoint_saver(default_tmpl: str, by_epoch: bool) -> Callable[...
         return checkpointer.write(out_dir, name, **options)
 
     save_checkpoint.__qualname__ = "save_checkpoint"
+    save_checkpoint._mmpar_saver = True  # type: ignore[attr-defined]  # see _own_save_checkpoint
     return save_checkpoint
+
+
+def _own_save_checkpoint(runner: Any) -> bool:
+    """Whether the runner has its own ``save_checkpoint`` (a project's runner class, a patch).
+
+    mmcv's hooks save through ``runner.save_checkpoint``; a runner that overrides it (to add
+    files or change names) must keep being called.
+    """
+    method = getattr(runner, "save_checkpoint", None)
+    func = getattr(method, "__func__", method)
+    # "is True": a mock's made-up attribute is not the mark.
+    return method is not None and getattr(func, "_mmpar_saver", False) is not True
+
+
+def _write_with_save_checkpoint(runner: Any, out_dir: str, filename: str, options: dict) -> str:
+    """Write ``out_dir/filename`` through ``runner.save_checkpoint``, as mmcv's hooks did."""
+    # Only the arguments that differ from mmcv's defaults: such runners may accept no
+    # others (mmcv's EvalHook passed create_symlink alone).
+    defaults = dict(save_optimizer=True, meta=None, create_symlink=True)
+    kwargs = {k: v for k, v in options.items() if v != defaults[k]}
+    # The runner formats the template with its counter: pass the finished name escaped.
+    escaped = filename.replace("{", "{{").replace("}", "}}")
+    runner.save_checkpoint(out_dir, filename_tmpl=escaped, **kwargs)
+    return os.path.join(out_dir, filename)
 
 
 class Checkpointer:
@@ -204,7 +229,10 @@ class Checkpointer:
             if filename in history:
                 history.remove(filename)
             history.append(filename)
-        path = self.write(out_dir, filename, **options)
+        if _own_save_checkpoint(self.runner):
+            path = _write_with_save_checkpoint(self.runner, out_dir, filename, options)
+        else:
+            path = self.write(out_dir, filename, **options)
         if getattr(self.runner, "rank", 0) == 0:  # deleting files stays with rank 0
             if replaces and self._may_delete(replaces, out_dir, path):
                 if remove_checkpoint(replaces):
@@ -429,14 +457,7 @@ class _SaveCheckpointWriter(Checkpointer):
     """
 
     def write(self, out_dir: str, filename: str, **options: Any) -> str:
-        # Only the arguments that differ from mmcv's defaults: such runners may accept no
-        # others (mmcv's EvalHook passed create_symlink alone).
-        defaults = dict(save_optimizer=True, meta=None, create_symlink=True)
-        kwargs = {k: v for k, v in options.items() if v != defaults[k]}
-        # The runner formats the template with its counter: pass the finished name escaped.
-        escaped = filename.replace("{", "{{").replace("}", "}}")
-        self.runner.save_checkpoint(out_dir, filename_tmpl=escaped, **kwargs)
-        return os.path.join(out_dir, filename)
+        return _write_with_save_checkpoint(self.runner, out_dir, filename, options)
 
 
 def checkpointer_of(runner: Any) -> Checkpointer:

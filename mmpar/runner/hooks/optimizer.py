@@ -17,18 +17,19 @@ import torch
 from torch.nn.utils import clip_grad_norm_
 from torch.optim import Optimizer
 
+# IS_NPU_AVAILABLE, TORCH_VERSION, digit_version, allreduce_grads and LossScaler: mmcv's
+# module imports them too, and projects import them from here.
+from mmpar.utils import IS_NPU_AVAILABLE as IS_NPU_AVAILABLE
+from mmpar.utils import TORCH_VERSION as TORCH_VERSION
+from mmpar.utils import digit_version as digit_version
 from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
+from mmpar.utils.dist import allreduce_grads as allreduce_grads
+from mmpar.utils.parrots_wrapper import _BatchNorm
 
+from ..fp16_utils import LossScaler as LossScaler
 from ..fp16_utils import autocast_dtype, wrap_fp16_model
 from .hook import HOOKS, Hook
 from .logger.base import LoggerHook
-
-_BATCH_NORMS = (
-    torch.nn.BatchNorm1d,
-    torch.nn.BatchNorm2d,
-    torch.nn.BatchNorm3d,
-    torch.nn.SyncBatchNorm,
-)
 
 
 def _optimizers(runner: Any) -> dict[str, Optimizer]:
@@ -37,6 +38,10 @@ def _optimizers(runner: Any) -> dict[str, Optimizer]:
     if optimizer is None:
         raise RuntimeError("the optimizer hook needs runner.optimizer, but the runner has none")
     return optimizer if isinstance(optimizer, dict) else {"": optimizer}
+
+
+def _runner_logger(runner: Any) -> logging.Logger:
+    return getattr(runner, "logger", None) or logging.getLogger("mmpar")
 
 
 def _loss(runner: Any) -> torch.Tensor:
@@ -55,6 +60,10 @@ class OptimizerHook(Hook):
     A dict of optimizers (GANs, multi-part models) is supported: the loss is back-propagated
     once and every optimizer steps.
 
+    A train step that returns no ``loss`` (a model that steps its own optimizers inside
+    ``train_step``, as mmcv allows) is left alone: the hook skips backward and the step for
+    that iteration and says why once in the log.
+
     Args:
         grad_clip: Keyword arguments of ``torch.nn.utils.clip_grad_norm_`` (e.g.
             ``dict(max_norm=35, norm_type=2)``); the norm before clipping is logged as
@@ -62,7 +71,7 @@ class OptimizerHook(Hook):
         detect_anomalous_params: Log the parameters that get no gradient from the loss
             (slow; for debugging DDP "unused parameters" errors).
 
-    Needs from the runner: ``outputs['loss']``, ``optimizer``, ``model``, ``log_buffer``.
+    Needs from the runner: ``outputs``, ``optimizer``, ``model``, ``log_buffer``, ``logger``.
     """
 
     def __init__(
@@ -92,15 +101,35 @@ class OptimizerHook(Hook):
                 {"grad_norm": float(grad_norm)}, runner.outputs.get("num_samples", 1)
             )
 
+    def _train_loss(self, runner: Any) -> torch.Tensor | None:
+        """``outputs['loss']``; None (said once in the log) when the train step returned none."""
+        outputs = runner.outputs
+        if isinstance(outputs, dict) and "loss" not in outputs:
+            # getattr: mmcv-style subclasses may override __init__ without calling ours.
+            if not getattr(self, "_told_no_loss", False):
+                self._told_no_loss = True
+                _runner_logger(runner).warning(
+                    '%s: %s.train_step() returned no "loss" (its keys: %s), so this hook skips '
+                    "backward and the optimizer step for such iterations: the model steps its own "
+                    "optimizers. Set optimizer_config=None to drop the hook.",
+                    type(self).__name__,
+                    getattr(runner, "model_name", "the model"),
+                    sorted(outputs),
+                )
+            return None
+        return _loss(runner)
+
     def after_train_iter(self, runner: Any) -> None:
-        """Zero the gradients, back-propagate, clip and step.
+        """Zero the gradients, back-propagate, clip and step (nothing if there is no loss).
 
         Subclasses change ``_backward`` (e.g. scale the loss) and ``_clip_and_step``.
         """
+        loss = self._train_loss(runner)
+        if loss is None:
+            return
         optimizers = _optimizers(runner)
         for optim in optimizers.values():
             optim.zero_grad()
-        loss = _loss(runner)
         if self.detect_anomalous_params:
             self.detect_anomalous_parameters(loss, runner)
         self._backward(runner, loss)
@@ -130,13 +159,16 @@ class OptimizerHook(Hook):
             if variable is not None:
                 reached.add(id(variable))
             stack.extend(next_fn for next_fn, _ in fn.next_functions)
-        logger = getattr(runner, "logger", None) or logging.getLogger("mmpar")
+        logger = _runner_logger(runner)
         unused = []
         for name, param in runner.model.named_parameters():
             if param.requires_grad and id(param) not in reached:
                 unused.append(name)
-                logger.error(
-                    "%s (shape %s) is not used to compute the loss", name, tuple(param.shape)
+                # log(level=, msg=) as mmcv: loggers that only provide log() keep working.
+                logger.log(
+                    level=logging.ERROR,
+                    msg=f"{name} with shape {tuple(param.shape)} is not in the computational "
+                    "graph of the loss",
                 )
         return unused
 
@@ -164,13 +196,15 @@ class GradientCumulativeOptimizerHook(OptimizerHook):
             raise CheckValueError(f"cumulative_iters must be positive, got {cumulative_iters}")
         self.cumulative_iters = cumulative_iters
 
+    def has_batch_norm(self, module: torch.nn.Module) -> bool:
+        """Whether ``module`` is or contains a batch norm layer (mmcv's ``_BatchNorm`` family)."""
+        return any(isinstance(m, _BatchNorm) for m in module.modules())
+
     def before_run(self, runner: Any) -> None:
         """Start from zero gradients; warn about settings that change the maths."""
         for optim in _optimizers(runner).values():
             optim.zero_grad()
-        if self.cumulative_iters > 1 and any(
-            isinstance(m, _BATCH_NORMS) for m in runner.model.modules()
-        ):
+        if self.cumulative_iters > 1 and self.has_batch_norm(runner.model):
             runner.logger.warning(
                 "GradientCumulativeOptimizerHook: BatchNorm statistics still use the per-step "
                 "batch, so results differ from training with the larger batch"
@@ -184,12 +218,15 @@ class GradientCumulativeOptimizerHook(OptimizerHook):
         return runner.iter, runner.max_iters
 
     def after_train_iter(self, runner: Any) -> None:
-        """Back-propagate the scaled loss; step at the end of each window."""
+        """Back-propagate the scaled loss; step at the end of each window (no loss: nothing)."""
+        loss = self._train_loss(runner)
+        if loss is None:
+            return
         n = self.cumulative_iters
         pos, total = self._window(runner)
         remainder = total % n
         divisor = n if pos < total - remainder else remainder
-        self._backward(runner, _loss(runner) / divisor)
+        self._backward(runner, loss / divisor)
         if (pos + 1) % n == 0 or pos + 1 == total:
             optimizers = _optimizers(runner)
             self._clip_and_step(runner, optimizers)
@@ -339,7 +376,9 @@ class Fp16OptimizerHook(OptimizerHook):
         and placed in the averaged output directly (averaging a value sampled once per
         interval over the last ``interval`` entries would mix in old intervals).
         """
-        if self.loss_scaler is None or not any(h.record_due(runner) for h in self._loggers):
+        if self.loss_scaler is None or "loss" not in runner.outputs:
+            return  # nothing scaled this iteration
+        if not any(h.record_due(runner) for h in self._loggers):
             return
         runner.log_buffer.output["loss_scale"] = float(self.loss_scaler.get_scale())
 

@@ -365,6 +365,17 @@ def test_unknown_eval_argument_fails_when_the_hook_is_built(tmp_path):
     assert hook.dataloader.dataset.seen == [([0] * 4, options)]
 
 
+def test_a_subclass_scoring_results_itself_may_take_its_own_arguments():
+    """mmcv lets an EvalHook subclass with its own ``evaluate`` read ``eval_kwargs`` itself."""
+
+    class OwnScoring(EvalHook):
+        def evaluate(self, runner, results):
+            return float(self.eval_kwargs["threshold"])
+
+    hook = strict_hook(OwnScoring, threshold=0.5)
+    assert hook.eval_kwargs == {"threshold": 0.5}
+
+
 def test_any_eval_argument_passes_to_an_evaluate_with_kwargs():
     """``evaluate(..., **kwargs)`` may accept anything: nothing is checked (mmcv semantics)."""
     hook = make_hook(intervl=2, metrc="x")

@@ -124,6 +124,38 @@ def test_dict_of_optimizers_and_anomalous_params(make_runner, make_loader, test_
     assert "unused.weight" in caplog.text and "a.weight" not in caplog.text
 
 
+def test_anomalous_params_go_through_logger_log_at_error_level():
+    # mmcv calls logger.log(level=ERROR, msg=...): a logger object with only log() works.
+    class LogOnly:
+        def __init__(self):
+            self.calls = []
+
+        def log(self, level, msg):
+            self.calls.append((level, msg))
+
+    model = TwoPart()
+    runner = type("R", (), {"model": model, "logger": LogOnly()})()
+    x, y = torch.randn(2, 4), torch.randn(2)
+    loss = model.train_step((x, y), None)["loss"]
+    unused = OptimizerHook().detect_anomalous_parameters(loss, runner)
+    assert unused == ["unused.weight", "unused.bias"]
+    assert [level for level, _ in runner.logger.calls] == [logging.ERROR] * 2
+    assert "unused.weight with shape (1, 1)" in runner.logger.calls[0][1]
+
+
+@pytest.mark.parametrize(
+    "module, expected",
+    [
+        (nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.BatchNorm1d(2))), True),
+        (nn.SyncBatchNorm(2), True),
+        (nn.BatchNorm3d(2), True),
+        (nn.Sequential(nn.Linear(2, 2), nn.InstanceNorm1d(2), nn.LayerNorm(2)), False),
+    ],
+)
+def test_gradient_cumulative_has_batch_norm(module, expected):
+    assert GradientCumulativeOptimizerHook(cumulative_iters=2).has_batch_norm(module) is expected
+
+
 # ------------------------------------------------------------------- gradient accumulation
 def test_gradient_cumulative_matches_manual_windows(make_runner, make_loader, toy_model):
     manual = type(toy_model)()

@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from mmpar.utils import TORCH_VERSION as TORCH_VERSION  # mmcv's module imports it too
 from mmpar.utils.dist import master_only
 
 from ..hook import HOOKS

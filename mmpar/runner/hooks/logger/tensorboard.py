@@ -5,6 +5,11 @@ from __future__ import annotations
 import os.path as osp
 from typing import Any
 
+# mmcv's module imports these too; projects import them from here.
+from mmpar.utils import TORCH_VERSION as TORCH_VERSION
+from mmpar.utils import digit_version as digit_version
+from mmpar.utils.dist import master_only as master_only
+
 from ..hook import HOOKS
 from .base import LoggerHook
 

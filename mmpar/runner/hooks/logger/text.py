@@ -13,6 +13,8 @@ import torch
 import torch.distributed as dist
 
 from mmpar.fileio import FileClient
+from mmpar.utils import is_tuple_of as is_tuple_of  # mmcv's module imports it too
+from mmpar.utils import scandir as scandir  # mmcv's module imports it too
 from mmpar.utils.dist import comm_device, is_distributed
 
 from ..hook import HOOKS
@@ -97,10 +99,9 @@ class TextLoggerHook(LoggerHook):
         self.start_iter = runner.iter
         self.time_sec_tot = 0.0
         self.json_log_path = osp.join(runner.work_dir, f"{runner.timestamp}.log.json")
-        if runner.rank == 0 and runner.meta:
-            header = {k: v for k, v in runner.meta.items() if k not in _META_SKIP}
-            if header:
-                self._write_json(header)
+        if runner.rank == 0 and runner.meta is not None:
+            # Always a line when there is a meta, as in mmcv: readers skip the first line.
+            self._write_json({k: v for k, v in runner.meta.items() if k not in _META_SKIP})
 
     def _get_max_memory(self, runner: Any) -> int:
         """Return the peak CUDA memory in MiB (max over ranks when distributed)."""

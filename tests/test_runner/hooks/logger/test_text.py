@@ -64,6 +64,17 @@ def test_text_logger_averages_and_formats(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [f"{TIMESTAMP}.log.json"]
 
 
+@pytest.mark.parametrize("meta, header", [({}, [{}]), ({"hook_msgs": {}}, [{}]), (None, [])])
+def test_text_logger_meta_line_whenever_meta_exists(tmp_path, meta, header):
+    # mmcv writes runner.meta as the first line whenever it is not None (readers of the log,
+    # mmcv's tests among them, skip that line), also when nothing of it describes the run.
+    runner = FakeRunner([TextLoggerHook(interval=1)], tmp_path, meta=meta)
+    runner.run([[1.0]])
+    records = read_json(tmp_path)
+    assert records[: len(header)] == header
+    assert records[len(header)]["mode"] == "train"
+
+
 def test_text_logger_rounds_floats(tmp_path):
     hook = TextLoggerHook(interval=1)
     runner = FakeRunner([hook], tmp_path)
