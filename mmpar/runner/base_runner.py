@@ -28,6 +28,7 @@ from .checkpointing.checkpointer import Checkpointer
 from .dist_utils import get_dist_info
 from .hook_registration import HookRegistrationMixin
 from .hooks import Hook
+from .hooks.hook import StepContextHook
 from .log_buffer import LogBuffer
 from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
 from .resume.pending import ResumeState
@@ -80,7 +81,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         self.timestamp = get_time_str()
         self.mode: str | None = None
         self._hooks: list[Hook] = []
-        self._step_context_hooks: list[Hook] = []
+        self._step_context_hooks: list[StepContextHook] = []
         self._epoch = 0
         self._iter = 0
         self._inner_iter = 0
@@ -221,7 +222,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
             return contextlib.nullcontext()
         stack = contextlib.ExitStack()
         for hook in self._step_context_hooks:
-            stack.enter_context(hook.train_step_context(self))  # type: ignore[attr-defined]
+            stack.enter_context(hook.train_step_context(self))
         return stack
 
     # ----------------------------------------------------------------------- iteration

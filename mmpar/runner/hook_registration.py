@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import copy
 import difflib
-from typing import Any, Union
+from typing import Any, Union, cast
 
 from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 from mmpar.utils.config_args import ConfigArgumentError, config_item_context
 from mmpar.utils.registry import config_error_context
 
 from .hooks import HOOKS, Hook
+from .hooks.hook import StepContextHook
 from .priority import Priority, get_priority
 
 HookConfig = Union[dict, Hook, None]
@@ -29,8 +30,12 @@ class MissingPolicyError(MessageKeyError, AssertionError):
 class HookRegistrationMixin:
     """BaseRunner's hook list: registration by priority, and the ``register_*`` config methods.
 
-    Needs from the runner: ``_hooks`` (a list, in call order) and ``_step_context_hooks``.
+    The runner attributes it uses are declared below (BaseRunner sets them in ``__init__``).
     """
+
+    # Declarations only (no values): what the mixin reads of BaseRunner, for the type checker.
+    _hooks: list[Hook]  # in call order
+    _step_context_hooks: list[StepContextHook]
 
     # ``by_epoch`` that register_training_hooks gives the LR, momentum, checkpoint and logger
     # configs that do not set it (IterBasedRunner: False); None keeps the hooks' own default.
@@ -50,9 +55,9 @@ class HookRegistrationMixin:
                 f'{type(hook).__name__} already has a "priority" attribute: it is reserved for '
                 "the runner (was this hook instance registered twice?)"
             )
-        hook.priority = get_priority(priority)  # type: ignore[attr-defined]
+        hook.priority = get_priority(priority)
         index = len(self._hooks)
-        while index > 0 and self._hooks[index - 1].priority > hook.priority:  # type: ignore
+        while index > 0 and self._hooks[index - 1].priority > hook.priority:
             index -= 1
         self._hooks.insert(index, hook)
         self._update_step_context_hooks()
@@ -63,18 +68,20 @@ class HookRegistrationMixin:
         Called on registration and when each workflow phase begins (after ``before_run``),
         so a hook put into ``runner.hooks`` directly gets its context from the next phase on.
         """
-        self._step_context_hooks = [
-            h for h in self._hooks if callable(getattr(h, "train_step_context", None))
-        ]
+        # A hook without one has Hook's ``train_step_context = None``: not callable.
+        self._step_context_hooks = cast(
+            "list[StepContextHook]",
+            [h for h in self._hooks if callable(getattr(h, "train_step_context", None))],
+        )
 
     def get_hook_info(self) -> str:
         """Return a table of which hooks run at each stage, with their priorities."""
         stage_hooks: dict[str, list[str]] = {stage: [] for stage in Hook.stages}
         for hook in self._hooks:
             try:
-                level = Priority(hook.priority).name  # type: ignore[attr-defined]
+                level = Priority(hook.priority).name
             except ValueError:
-                level = str(hook.priority)  # type: ignore[attr-defined]
+                level = str(hook.priority)
             for stage in hook.get_triggered_stages():
                 stage_hooks[stage].append(f"({level:<12}) {type(hook).__name__:<35}")
         lines = []

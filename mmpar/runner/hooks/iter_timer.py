@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -18,15 +18,15 @@ class IterTimerHook(Hook):
     def __init__(self) -> None:
         self.t = time.perf_counter()
 
-    def before_epoch(self, runner: Any) -> None:
+    def before_epoch(self, runner: RunnerLike) -> None:
         """Start the clock at the beginning of an epoch."""
         self.t = time.perf_counter()
 
-    def before_iter(self, runner: Any) -> None:
+    def before_iter(self, runner: RunnerLike) -> None:
         """Record the time spent waiting for the batch."""
         runner.log_buffer.update({"data_time": time.perf_counter() - self.t})
 
-    def after_iter(self, runner: Any) -> None:
+    def after_iter(self, runner: RunnerLike) -> None:
         """Record the iteration time and restart the clock."""
         now = time.perf_counter()
         runner.log_buffer.update({"time": now - self.t})

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -44,7 +45,7 @@ class NanGuardHook(Hook):
     Needs from the runner: ``outputs``, ``iter``, ``epoch``, ``inner_iter``.
     """
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Check ``outputs['loss']`` and every ``outputs['log_vars']`` value."""
         outputs = runner.outputs
         if _all_finite(outputs):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -16,7 +15,7 @@ class DistSamplerSeedHook(Hook):
     ``epoch``. Without it, a ``DistributedSampler`` repeats the same order every epoch.
     """
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerLike) -> None:
         """Seed the sampler with the epoch about to run."""
         loader = runner.data_loader
         batch_sampler = getattr(loader, "batch_sampler", None)

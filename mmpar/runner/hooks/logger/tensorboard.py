@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os.path as osp
-from typing import Any
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook
 
@@ -35,7 +35,7 @@ class TensorboardLoggerHook(LoggerHook):
         self.log_dir = log_dir
         self.writer = None
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Create the SummaryWriter on rank 0."""
         super().before_run(runner)
         if runner.rank != 0:
@@ -50,7 +50,7 @@ class TensorboardLoggerHook(LoggerHook):
             self.log_dir = osp.join(runner.work_dir, "tf_logs")
         self.writer = SummaryWriter(self.log_dir)
 
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Write every scalar (and text) of the current record at the current global step."""
         if runner.rank != 0 or self.writer is None:
             return
@@ -62,7 +62,7 @@ class TensorboardLoggerHook(LoggerHook):
             else:
                 self.writer.add_scalar(tag, val, step)
 
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Flush and close the writer (also when training failed)."""
         if self.writer is not None:
             self.writer.close()
