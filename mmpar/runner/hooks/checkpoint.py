@@ -51,8 +51,7 @@ class CheckpointHook(Hook):
             rank writing its shards (``Checkpointer.use_sharded``; a ValueError for other
             models).
 
-    Needs from the runner: ``work_dir``, ``epoch``/``iter``, ``rank``, ``meta``,
-    ``save_checkpoint``.
+    What it may use of the runner: :class:`~mmpar.runner.runner_protocol.RunnerLike`.
     """
 
     def __init__(

@@ -12,7 +12,8 @@ from .hook import HOOKS, Hook
 class IterTimerHook(Hook):
     """Log ``data_time`` (waiting for the batch) and ``time`` (whole iteration), in seconds.
 
-    Needs from the runner: ``log_buffer``. Registered at LOW priority by default.
+    Registered at LOW priority by default.
+    What it may use of the runner: :class:`~mmpar.runner.runner_protocol.RunnerLike`.
     """
 
     def __init__(self) -> None:

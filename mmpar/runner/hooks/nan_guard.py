@@ -42,7 +42,7 @@ class NanGuardHook(Hook):
     names the iteration, the epoch and the offending loss terms. The check of a CUDA loss
     synchronises once per iteration.
 
-    Needs from the runner: ``outputs``, ``iter``, ``epoch``, ``inner_iter``.
+    What it may use of the runner: :class:`~mmpar.runner.runner_protocol.RunnerLike`.
     """
 
     def after_train_iter(self, runner: RunnerLike) -> None:

@@ -63,7 +63,8 @@ class OptimizerHook(Hook):
         detect_anomalous_params: Log the parameters that get no gradient from the loss
             (slow; for debugging DDP "unused parameters" errors).
 
-    Needs from the runner: ``outputs['loss']``, ``optimizer``, ``model``, ``log_buffer``.
+    The loss is ``runner.outputs['loss']``.
+    What it may use of the runner: :class:`~mmpar.runner.runner_protocol.RunnerLike`.
     """
 
     def __init__(
