@@ -419,7 +419,7 @@ def load_weights(
             (re.sub(pattern, replacement, k), v) for k, v in state_dict.items()
         )
     if metadata is not None:
-        state_dict._metadata = metadata  # type: ignore[attr-defined]
+        state_dict._metadata = metadata
     try:
         load_into(layout, state_dict, strict, logger)
     except CheckpointMismatchError as err:

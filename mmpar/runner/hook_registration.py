@@ -16,6 +16,7 @@ from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 from mmpar.utils.config_args import ConfigArgumentError, config_item_context
 from mmpar.utils.registry import config_error_context
 
+from .checkpointing.checkpointer import Checkpointer
 from .hooks import HOOKS, Hook
 from .hooks.hook import StepContextHook
 from .priority import Priority, get_priority
@@ -36,6 +37,7 @@ class HookRegistrationMixin:
     # Declarations only (no values): what the mixin reads of BaseRunner, for the type checker.
     _hooks: list[Hook]  # in call order
     _step_context_hooks: list[StepContextHook]
+    checkpointer: Checkpointer
 
     # ``by_epoch`` that register_training_hooks gives the LR, momentum, checkpoint and logger
     # configs that do not set it (IterBasedRunner: False); None keeps the hooks' own default.
@@ -158,7 +160,7 @@ class HookRegistrationMixin:
         """
         self._register_typed_hook(checkpoint_config, "CheckpointHook", "NORMAL")
         if isinstance(checkpoint_config, dict) and checkpoint_config.get("sharded"):
-            self.checkpointer.use_sharded()  # type: ignore[attr-defined]
+            self.checkpointer.use_sharded()
 
     def register_timer_hook(self, timer_config: HookConfig) -> None:
         """Register the iteration timer (default type ``IterTimerHook``), LOW."""

@@ -83,7 +83,7 @@ class OptimizerHook(Hook):
         params = [p for p in params if p.requires_grad and p.grad is not None]
         if not params:
             return None
-        return clip_grad_norm_(params, **self.grad_clip)  # type: ignore[arg-type]
+        return clip_grad_norm_(params, **self.grad_clip)
 
     def _clip_and_log(self, runner: RunnerLike) -> None:
         if self.grad_clip is None:

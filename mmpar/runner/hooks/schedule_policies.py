@@ -362,6 +362,8 @@ class CyclicMixin:
 
     def before_run(self, runner: RunnerLike) -> None:
         """Record the initial values (base class) and lay out the cycle."""
+        # misc: mypy checks the mixin alone, whose base is object; it is always listed before
+        # a Hook subclass, whose before_run this super() call reaches.
         super().before_run(runner)  # type: ignore[misc]
         self._cycle.build(runner.max_iters)
 

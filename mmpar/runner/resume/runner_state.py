@@ -60,7 +60,7 @@ class RunnerStateMixin:
             sampler, _ = find_resumable_sampler(self._train_loader)
             if sampler is not None:
                 sampler_state = sampler.state_dict()
-        state = {
+        state: dict[str, Any] = {
             "version": RESUME_STATE_VERSION,
             **self._next_position,
             "rng": self._own_rng_state(),

@@ -80,7 +80,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         """
 
     @abstractmethod
-    def log(self, runner: RunnerLike) -> None:
+    def log(self, runner: RunnerLike) -> Any:
         """Write the record currently in ``runner.log_buffer.output``."""
 
     @staticmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os.path as osp
+from typing import Any
 
 from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
@@ -33,7 +34,7 @@ class TensorboardLoggerHook(LoggerHook):
     ) -> None:
         super().__init__(interval, ignore_last, reset_flag, by_epoch)
         self.log_dir = log_dir
-        self.writer = None
+        self.writer: Any = None  # a SummaryWriter from before_run on
 
     def before_run(self, runner: RunnerLike) -> None:
         """Create the SummaryWriter on rank 0."""
