@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-from typing import Any, Union, cast
+from typing import Any, Callable, Union, cast
 
 from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 from mmpar.utils.config_args import ConfigArgumentError, config_item_context
@@ -238,7 +238,7 @@ class HookRegistrationMixin:
             if log_config is not None:
                 log_config = copy.deepcopy(log_config)
                 log_config["hooks"] = [self._with_by_epoch(h) for h in log_config.get("hooks", [])]
-        for key, register, config in (
+        registrations: tuple[tuple[str, Callable[[Any], None], Any], ...] = (
             ("lr_config", self.register_lr_hook, lr_config),
             ("nan_guard_config", self.register_nan_guard_hook, nan_guard_config),
             ("momentum_config", self.register_momentum_hook, momentum_config),
@@ -247,7 +247,8 @@ class HookRegistrationMixin:
             ("timer_config", self.register_timer_hook, timer_config),
             ("log_config", self.register_logger_hooks, log_config),
             ("custom_hooks", self.register_custom_hooks, custom_hooks_config),
-        ):
+        )
+        for key, register, config in registrations:
             with config_error_context(key):
                 register(config)
 

@@ -436,4 +436,6 @@ class DistEvalHook(EvalHook):
             self._save_ckpt(runner, key_score, initial)
 
 
-DistEvalHook.__init__.__signature__ = _DIST_EVAL_SIGNATURE  # inspect, help() and argument checks
+# inspect, help() and argument checks read it. attr-defined: typeshed's functions declare no
+# __signature__, which inspect.signature honours on any callable.
+DistEvalHook.__init__.__signature__ = _DIST_EVAL_SIGNATURE  # type: ignore[attr-defined]
