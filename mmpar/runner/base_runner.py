@@ -37,6 +37,7 @@ from .dist_utils import get_dist_info
 from .hook_registration import HookRegistrationMixin
 from .hooks import HOOKS as HOOKS  # mmcv's module imports it too
 from .hooks import Hook
+from .hooks.hook import StepContextHook
 from .log_buffer import LogBuffer
 from .optimizer.param_groups import group_lr, group_momentum_or_zero, param_group_values
 from .priority import Priority as Priority  # mmcv's module imports it too
@@ -98,7 +99,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         self.timestamp = get_time_str()
         self.mode: str | None = None
         self._hooks: list[Hook] = []
-        self._step_context_hooks: list[Hook] = []
+        self._step_context_hooks: list[StepContextHook] = []
         self._epoch = 0
         self._iter = 0
         self._inner_iter = 0
@@ -254,7 +255,7 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
             return contextlib.nullcontext()
         stack = contextlib.ExitStack()
         for hook in self._step_context_hooks:
-            stack.enter_context(hook.train_step_context(self))  # type: ignore[attr-defined]
+            stack.enter_context(hook.train_step_context(self))
         return stack
 
     # ----------------------------------------------------------------------- iteration

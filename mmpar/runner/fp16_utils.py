@@ -72,7 +72,10 @@ def cast_tensor_type(inputs: Any, src_type: torch.dtype, dst_type: torch.dtype) 
             out[key] = cast_tensor_type(value, src_type, dst_type)
         return out
     if isinstance(inputs, Mapping):
-        return type(inputs)({k: cast_tensor_type(v, src_type, dst_type) for k, v in inputs.items()})
+        # call-arg: the abstract Mapping takes no argument, but a concrete mapping type is
+        # built from a dict (as in mmcv).
+        converted = {k: cast_tensor_type(v, src_type, dst_type) for k, v in inputs.items()}
+        return type(inputs)(converted)  # type: ignore[call-arg]
     if isinstance(inputs, (list, tuple, set, frozenset)):
         items = [cast_tensor_type(item, src_type, dst_type) for item in inputs]
         if isinstance(inputs, tuple) and hasattr(inputs, "_fields"):  # named tuple
@@ -242,7 +245,9 @@ def wrap_fp16_model(model: nn.Module) -> None:
     """
     for module in model.modules():
         if hasattr(module, "fp16_enabled"):
-            module.fp16_enabled = True
+            # assignment: torch types a module's attributes as Tensor | Module; this one is
+            # the plain bool flag that auto_fp16/force_fp32 read.
+            module.fp16_enabled = True  # type: ignore[assignment]
 
 
 def patch_forward_method(
@@ -281,7 +286,10 @@ def patch_norm_fp32(module: nn.Module) -> nn.Module:
         if isinstance(sub, (nn.modules.batchnorm._BatchNorm, nn.GroupNorm)):
             sub.float()
             if isinstance(sub, nn.GroupNorm):
-                sub.forward = patch_forward_method(sub.forward, torch.half, torch.float)
+                # method-assign: patching this instance's forward is the point (as mmcv does).
+                sub.forward = patch_forward_method(  # type: ignore[method-assign]
+                    sub.forward, torch.half, torch.float
+                )
     return module
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import copy
 import difflib
-from typing import Any, Union
+from typing import Any, Callable, Union, cast
 
 from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 from mmpar.utils.config_args import ConfigArgumentError, config_item_context
 from mmpar.utils.registry import config_error_context
 
+from .checkpointing.checkpointer import Checkpointer
 from .hooks import HOOKS, Hook
+from .hooks.hook import StepContextHook
 from .priority import Priority, get_priority
 
 HookConfig = Union[dict, Hook, None]
@@ -29,8 +31,13 @@ class MissingPolicyError(MessageKeyError, AssertionError):
 class HookRegistrationMixin:
     """BaseRunner's hook list: registration by priority, and the ``register_*`` config methods.
 
-    Needs from the runner: ``_hooks`` (a list, in call order) and ``_step_context_hooks``.
+    The runner attributes it uses are declared below (BaseRunner sets them in ``__init__``).
     """
+
+    # Declarations only (no values): what the mixin reads of BaseRunner, for the type checker.
+    _hooks: list[Hook]  # in call order
+    _step_context_hooks: list[StepContextHook]
+    checkpointer: Checkpointer
 
     # ``by_epoch`` that register_training_hooks gives the LR, momentum, checkpoint and logger
     # configs that do not set it (IterBasedRunner: False); None keeps the hooks' own default.
@@ -50,9 +57,9 @@ class HookRegistrationMixin:
                 f'{type(hook).__name__} already has a "priority" attribute: it is reserved for '
                 "the runner (was this hook instance registered twice?)"
             )
-        hook.priority = get_priority(priority)  # type: ignore[attr-defined]
+        hook.priority = get_priority(priority)
         index = len(self._hooks)
-        while index > 0 and self._hooks[index - 1].priority > hook.priority:  # type: ignore
+        while index > 0 and self._hooks[index - 1].priority > hook.priority:
             index -= 1
         self._hooks.insert(index, hook)
         self._update_step_context_hooks()
@@ -63,18 +70,20 @@ class HookRegistrationMixin:
         Called on registration and when each workflow phase begins (after ``before_run``),
         so a hook put into ``runner.hooks`` directly gets its context from the next phase on.
         """
-        self._step_context_hooks = [
-            h for h in self._hooks if callable(getattr(h, "train_step_context", None))
-        ]
+        # A hook without one has Hook's ``train_step_context = None``: not callable.
+        self._step_context_hooks = cast(
+            "list[StepContextHook]",
+            [h for h in self._hooks if callable(getattr(h, "train_step_context", None))],
+        )
 
     def get_hook_info(self) -> str:
         """Return a table of which hooks run at each stage, with their priorities."""
         stage_hooks: dict[str, list[str]] = {stage: [] for stage in Hook.stages}
         for hook in self._hooks:
             try:
-                level = Priority(hook.priority).name  # type: ignore[attr-defined]
+                level = Priority(hook.priority).name
             except ValueError:
-                level = str(hook.priority)  # type: ignore[attr-defined]
+                level = str(hook.priority)
             for stage in hook.get_triggered_stages():
                 stage_hooks[stage].append(f"({level:<12}) {type(hook).__name__:<35}")
         lines = []
@@ -151,7 +160,7 @@ class HookRegistrationMixin:
         """
         self._register_typed_hook(checkpoint_config, "CheckpointHook", "NORMAL")
         if isinstance(checkpoint_config, dict) and checkpoint_config.get("sharded"):
-            self.checkpointer.use_sharded()  # type: ignore[attr-defined]
+            self.checkpointer.use_sharded()
 
     def register_timer_hook(self, timer_config: HookConfig) -> None:
         """Register the iteration timer (default type ``IterTimerHook``), LOW."""
@@ -229,7 +238,7 @@ class HookRegistrationMixin:
             if log_config is not None:
                 log_config = copy.deepcopy(log_config)
                 log_config["hooks"] = [self._with_by_epoch(h) for h in log_config.get("hooks", [])]
-        for key, register, config in (
+        registrations: tuple[tuple[str, Callable[[Any], None], Any], ...] = (
             ("lr_config", self.register_lr_hook, lr_config),
             ("nan_guard_config", self.register_nan_guard_hook, nan_guard_config),
             ("momentum_config", self.register_momentum_hook, momentum_config),
@@ -238,7 +247,8 @@ class HookRegistrationMixin:
             ("timer_config", self.register_timer_hook, timer_config),
             ("log_config", self.register_logger_hooks, log_config),
             ("custom_hooks", self.register_custom_hooks, custom_hooks_config),
-        ):
+        )
+        for key, register, config in registrations:
             with config_error_context(key):
                 register(config)
 

@@ -9,7 +9,7 @@ import socket
 import time
 from getpass import getuser
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -153,7 +153,8 @@ def get_rng_state() -> dict:
     objects, so ``torch.load(weights_only=True)`` can read it back. Python's 625-word state is
     an int64 tensor too: as 625 python ints it made every checkpoint save ~1 ms slower.
     """
-    np_state = np.random.get_state()
+    # numpy's stubs type the default (legacy) form as a dict; it is the 5-tuple.
+    np_state = cast(tuple, np.random.get_state())
     py_version, py_words, py_gauss = random.getstate()
     state: dict[str, Any] = {
         "python": (py_version, torch.tensor(py_words, dtype=torch.int64), py_gauss),

@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator
-from typing import Any
 
 from torch import nn
 
 from mmpar.fileio import load
 from mmpar.runner.hooks.hook import HOOKS, Hook
+from mmpar.runner.runner_protocol import RunnerLike
 
 # mmcv 1.7.2's module imports these too; projects import them from here.
 from mmpar.utils import get_logger as get_logger
@@ -92,12 +92,12 @@ class RFSearchHook(Hook):
         if self.verbose:
             print_log("RFSearch init end.", logger="mmpar")
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """One search step per epoch (``by_epoch``, search mode)."""
         if self.by_epoch and self.mode == "search":
             self.step(runner.model, runner.work_dir)
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """One search step per iteration (not ``by_epoch``, search mode)."""
         if not self.by_epoch and self.mode == "search":
             self.step(runner.model, runner.work_dir)

@@ -115,6 +115,8 @@ def state_dict_of(
         out[prefix + key] = value
     metadata = getattr(state, "_metadata", None)
     if metadata is not None and not prefix:
+        # attr-defined: torch keeps a state dict's version info as an attribute of the
+        # OrderedDict (load_state_dict reads it); typeshed's OrderedDict has no such attribute.
         out._metadata = OrderedDict(  # type: ignore[attr-defined]
             (paths.get(k, k), v) for k, v in metadata.items()
         )
@@ -179,6 +181,7 @@ def load_into(
         filtered[key] = value
     metadata = getattr(state_dict, "_metadata", None)
     if metadata is not None:
+        # attr-defined: torch's version info attribute (see state_dict_of above).
         filtered._metadata = metadata  # type: ignore[attr-defined]
     if layout.sharded:  # every rank takes its shard of the full tensors
         result = load_full_model_state(module, filtered)
@@ -327,5 +330,6 @@ def match_compiled_keys(state_dict: dict, own_keys: Iterable[str]) -> dict:
     out = OrderedDict((renamed.get(k, k), v) for k, v in state_dict.items())
     metadata = getattr(state_dict, "_metadata", None)
     if metadata is not None:
+        # attr-defined: torch's version info attribute (see state_dict_of above).
         out._metadata = metadata  # type: ignore[attr-defined]
     return out

@@ -10,6 +10,7 @@ from mmpar.utils.compat_errors import CheckTypeError, MessageKeyError
 
 from ..checkpointing.checkpointer import Checkpointer, checkpointer_of
 from ..checkpointing.work_dir_paths import resolve_recorded, to_recorded
+from ..runner_protocol import RunnerLike
 
 # Metric-name substrings for which a greater (or a smaller) value is better, as in mmcv.
 DEFAULT_GREATER_KEYS = (
@@ -135,7 +136,7 @@ class BestCheckpoint:
         best = self.best_score if self.best_score is not None else self.init_value_map[self.rule]
         return self.compare_func(score, best)
 
-    def restore_from_meta(self, runner: Any) -> None:
+    def restore_from_meta(self, runner: RunnerLike) -> None:
         """Take the best score and checkpoint from ``runner.meta['hook_msgs']`` (mmcv resume).
 
         State restored by :meth:`load_state_dict` wins over the meta of the checkpoint. A
@@ -151,7 +152,9 @@ class BestCheckpoint:
         if self.best_score is None and "best_score" in msgs:
             self.best_score = msgs["best_score"]
 
-    def update(self, runner: Any, score: float, out_dir: str, unit: str, number: int) -> None:
+    def update(
+        self, runner: RunnerLike, score: float, out_dir: str, unit: str, number: int
+    ) -> None:
         """If ``score`` is the best so far, save ``best_<metric>_<unit>_<number>.pth``.
 
         The previous best checkpoint is deleted only once the new one is on disk, and only

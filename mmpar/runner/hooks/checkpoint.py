@@ -16,6 +16,7 @@ from mmpar.utils.dist import is_distributed
 from mmpar.utils.registry import ConfigArgumentError
 
 from ..checkpointing.checkpointer import checkpointer_of
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -50,8 +51,7 @@ class CheckpointHook(Hook):
             rank writing its shards (``Checkpointer.use_sharded``; a ValueError for other
             models).
 
-    Needs from the runner: ``work_dir``, ``epoch``/``iter``, ``rank``, ``meta``,
-    ``save_checkpoint``.
+    What it may use of the runner: :class:`~mmpar.runner.runner_protocol.RunnerLike`.
     """
 
     def __init__(
@@ -98,7 +98,7 @@ class CheckpointHook(Hook):
         self.args = kwargs
         self.written: list[str] = []  # file names this hook wrote, oldest first
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Resolve the output directory."""
         if self.out_dir is None:
             self.out_dir = runner.work_dir
@@ -112,7 +112,7 @@ class CheckpointHook(Hook):
             checkpointer_of(runner).use_sharded()
         runner.logger.info("Checkpoints will be saved to %s", self.out_dir)
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Save at epoch intervals (``by_epoch=True``)."""
         if self.by_epoch and (
             self.every_n_epochs(runner, self.interval)
@@ -120,7 +120,7 @@ class CheckpointHook(Hook):
         ):
             self._save_checkpoint(runner)
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Save at iteration intervals (``by_epoch=False``)."""
         if not self.by_epoch and (
             self.every_n_iters(runner, self.interval)
@@ -133,7 +133,7 @@ class CheckpointHook(Hook):
         """Whether checkpoints are sharded directories (``sharded=True``)."""
         return bool(self.args.get("sharded", False))
 
-    def _sync_buffers(self, runner: Any) -> None:
+    def _sync_buffers(self, runner: RunnerLike) -> None:
         if not is_distributed() or runner.world_size <= 1:
             return
         for buf in runner.model.buffers():
@@ -141,7 +141,7 @@ class CheckpointHook(Hook):
                 torch.distributed.all_reduce(buf)
                 buf.div_(runner.world_size)
 
-    def _save_checkpoint(self, runner: Any) -> None:
+    def _save_checkpoint(self, runner: RunnerLike) -> None:
         if self.sync_buffer:
             self._sync_buffers(runner)
         checkpointer = checkpointer_of(runner)

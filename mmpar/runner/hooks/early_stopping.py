@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import torch
 
 from mmpar.utils.dist import broadcast_object
 from mmpar.utils.misc import check_int_arg
 
+from ..runner_protocol import RunnerLike
 from .best_checkpoint import DEFAULT_GREATER_KEYS, DEFAULT_LESS_KEYS, infer_rule
 from .evaluation import EvalHook, MissingMetricError
 from .hook import HOOKS, Hook
@@ -77,19 +77,19 @@ class EarlyStoppingHook(Hook):
 
     # Stages -------------------------------------------------------------------------------------
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Remember how many evaluations each eval hook had already done."""
         self._seen = {id(h): h.eval_count for h in self._eval_hooks(runner)}
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Check the results of an iteration-based evaluation."""
         self._check_eval_hooks(runner)
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Check the results of an epoch-based evaluation."""
         self._check_eval_hooks(runner)
 
-    def after_val_epoch(self, runner: Any) -> None:
+    def after_val_epoch(self, runner: RunnerLike) -> None:
         """Without eval hooks, monitor the average of a val workflow epoch."""
         if self._eval_hooks(runner):
             return
@@ -106,10 +106,10 @@ class EarlyStoppingHook(Hook):
     # Logic --------------------------------------------------------------------------------------
 
     @staticmethod
-    def _eval_hooks(runner: Any) -> list:
+    def _eval_hooks(runner: RunnerLike) -> list:
         return [h for h in runner.hooks if isinstance(h, EvalHook)]
 
-    def _check_eval_hooks(self, runner: Any) -> None:
+    def _check_eval_hooks(self, runner: RunnerLike) -> None:
         for hook in self._eval_hooks(runner):
             if hook.eval_count == self._seen.get(id(hook), 0):
                 continue
@@ -138,7 +138,7 @@ class EarlyStoppingHook(Hook):
             return score >= self.stopping_threshold
         return score <= self.stopping_threshold
 
-    def _update(self, runner: Any, score: float | None) -> None:
+    def _update(self, runner: RunnerLike, score: float | None) -> None:
         """Count one evaluation on rank 0 and share the stop decision with all ranks."""
         reason = None
         if runner.rank == 0 and score is not None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from mmpar.parallel import is_fully_sharded
@@ -14,6 +12,7 @@ from mmpar.parallel.utils import unwrap_model
 from mmpar.utils.compat_errors import CheckValueError
 from mmpar.utils.misc import check_int_arg
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -71,7 +70,7 @@ class EMAHook(Hook):
         self._loaded: dict | None = None
         self.swapped = False  # True while the model holds the EMA weights
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Start the EMA from the current weights (or from restored hook state).
 
         Raises:
@@ -99,7 +98,7 @@ class EMAHook(Hook):
         return max(base, (self.warm_up - 1) / (self.warm_up + step))
 
     @torch.no_grad()
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Update the EMA every ``interval`` iterations."""
         step = runner.iter
         if step % self.interval != 0:
@@ -109,12 +108,12 @@ class EMAHook(Hook):
             # lerp_: ema += m * (param - ema), i.e. (1 - m) * ema + m * param
             self._ema[name].lerp_(param.detach(), m)
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Put the EMA weights into the model (for EvalHook and CheckpointHook)."""
         if not self.swapped:
             self._swap()
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerLike) -> None:
         """Put the live weights back into the model before training continues."""
         if self.swapped:
             self._swap()

@@ -20,6 +20,7 @@ from mmpar.utils.compat_errors import MessageKeyError
 from mmpar.utils.dist import broadcast_object, is_distributed
 
 from ..checkpointing.checkpointer import checkpointer_of
+from ..runner_protocol import RunnerLike
 from ..utils import get_rng_state, set_rng_state
 from .best_checkpoint import (
     DEFAULT_GREATER_KEYS,
@@ -163,7 +164,7 @@ class EvalHook(Hook):
 
     # Stages -------------------------------------------------------------------------------------
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Resolve ``out_dir``, pick up the best checkpoint and catch up on a missed evaluation.
 
         A run resumed from a checkpoint saved before an evaluation that was due (the crash
@@ -179,7 +180,7 @@ class EvalHook(Hook):
             self._evaluate_now(runner)
             self.initial_flag = False  # that was the evaluation before resumed training
 
-    def before_train_iter(self, runner: Any) -> None:
+    def before_train_iter(self, runner: RunnerLike) -> None:
         """When resuming by iteration at or after ``start``, evaluate once first."""
         if self.by_epoch or not self.initial_flag:
             return
@@ -187,7 +188,7 @@ class EvalHook(Hook):
             self._evaluate_now(runner)
         self.initial_flag = False
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerLike) -> None:
         """When resuming by epoch at or after ``start``, evaluate once first."""
         if not (self.by_epoch and self.initial_flag):
             return
@@ -204,7 +205,7 @@ class EvalHook(Hook):
             and self._is_eval_point(completed)
         )
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Evaluate by iteration (loggers log the result as a separate val record).
 
         As in mmcv, the loggers first write this iteration's train record and the buffer is
@@ -219,13 +220,13 @@ class EvalHook(Hook):
             self.evaluated_at = runner.iter + 1  # before: a best checkpoint saved records it
             self._do_evaluate(runner)
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Evaluate by epoch."""
         if self.by_epoch and self._should_evaluate(runner):
             self.evaluated_at = runner.epoch + 1
             self._do_evaluate(runner)
 
-    def _should_evaluate(self, runner: Any) -> bool:
+    def _should_evaluate(self, runner: RunnerLike) -> bool:
         """Whether the epoch/iteration that just ran is an evaluation point."""
         return self._is_eval_point((runner.epoch if self.by_epoch else runner.iter) + 1)
 
@@ -237,7 +238,7 @@ class EvalHook(Hook):
             return False
         return (number - self.start) % self.interval == 0
 
-    def _evaluate_now(self, runner: Any) -> None:
+    def _evaluate_now(self, runner: RunnerLike) -> None:
         self.evaluated_at = runner.epoch if self.by_epoch else runner.iter
         self._do_evaluate(runner, initial=True)
         if self.last_eval_res is not None and runner.rank == 0:
@@ -245,18 +246,18 @@ class EvalHook(Hook):
             metrics = ", ".join(f"{k}: {v}" for k, v in self.last_eval_res.items())
             runner.logger.info(f"Evaluation before resumed training: {metrics}")
 
-    def _do_evaluate(self, runner: Any, initial: bool = False) -> None:
+    def _do_evaluate(self, runner: RunnerLike, initial: bool = False) -> None:
         """Test, evaluate, log and maybe save the best checkpoint."""
         results = self._run_test(runner.model, lambda m: self.test_fn(m, self.dataloader))
         self._score(runner, results, initial)
 
-    def _score(self, runner: Any, results: list, initial: bool) -> None:
+    def _score(self, runner: RunnerLike, results: list, initial: bool) -> None:
         """Evaluate ``results``, log the metrics and keep the best checkpoint."""
         key_score = self._log_metrics(runner, results)
         if self.save_best is not None and key_score is not None:
             self._save_ckpt(runner, key_score, initial)
 
-    def _log_metrics(self, runner: Any, results: list) -> float | None:
+    def _log_metrics(self, runner: RunnerLike, results: list) -> float | None:
         """Evaluate ``results`` into the log buffer; return the ``save_best`` score."""
         runner.log_buffer.output["eval_iter_num"] = len(self.dataloader)
         return self.evaluate(runner, results)
@@ -276,7 +277,7 @@ class EvalHook(Hook):
             model.train(was_training)
             set_rng_state(rng_state)
 
-    def evaluate(self, runner: Any, results: list) -> float | None:
+    def evaluate(self, runner: RunnerLike, results: list) -> float | None:
         """Score ``results``, put the metrics in the log buffer, return the ``save_best`` score.
 
         Raises:
@@ -321,7 +322,7 @@ class EvalHook(Hook):
             )
         return float(eval_res[self.key_indicator])
 
-    def _save_ckpt(self, runner: Any, key_score: float, initial: bool = False) -> None:
+    def _save_ckpt(self, runner: RunnerLike, key_score: float, initial: bool = False) -> None:
         """Save a new best checkpoint (and delete the old one) when ``key_score`` is better."""
         # At an initial evaluation the counters name the last completed epoch/iteration.
         offset = 0 if initial else 1
@@ -412,7 +413,7 @@ class DistEvalHook(EvalHook):
                 dist.broadcast(module.running_var, 0)
                 dist.broadcast(module.running_mean, 0)
 
-    def _do_evaluate(self, runner: Any, initial: bool = False) -> None:
+    def _do_evaluate(self, runner: RunnerLike, initial: bool = False) -> None:
         """Test on every rank; evaluate, log and save the best checkpoint on rank 0."""
         if self.broadcast_bn_buffer:
             self._broadcast_bn_buffers(runner.model)
@@ -440,4 +441,6 @@ class DistEvalHook(EvalHook):
             self._save_ckpt(runner, key_score, initial)
 
 
-DistEvalHook.__init__.__signature__ = _DIST_EVAL_SIGNATURE  # inspect, help() and argument checks
+# inspect, help() and argument checks read it. attr-defined: typeshed's functions declare no
+# __signature__, which inspect.signature honours on any callable.
+DistEvalHook.__init__.__signature__ = _DIST_EVAL_SIGNATURE  # type: ignore[attr-defined]

@@ -20,6 +20,7 @@ from typing import Any, Union
 from mmpar.runner.hooks.hook import Hook as Hook
 from mmpar.utils.compat_errors import CheckValueError
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS
 from .param_schedule import (
     GroupValues,
@@ -82,7 +83,7 @@ class LrUpdaterHook(ParamScheduleHook):
         """Set ``group['lr']``."""
         group["lr"] = value
 
-    def get_lr(self, runner: Any, base_lr: float) -> float:
+    def get_lr(self, runner: RunnerLike, base_lr: float) -> float:
         """Return the scheduled LR of a group whose initial LR is ``base_lr``."""
         return self.scheduled_value(runner, base_lr)
 
@@ -91,7 +92,7 @@ class LrUpdaterHook(ParamScheduleHook):
 class FixedLrUpdaterHook(LrUpdaterHook):
     """Constant LR (only the warmup changes it)."""
 
-    def get_lr(self, runner: Any, base_lr: float) -> float:
+    def get_lr(self, runner: RunnerLike, base_lr: float) -> float:
         """Return ``base_lr``."""
         return base_lr
 
@@ -131,7 +132,7 @@ class ExpLrUpdaterHook(LrUpdaterHook):
         self.gamma = gamma
         super().__init__(**kwargs)
 
-    def get_lr(self, runner: Any, base_lr: float) -> float:
+    def get_lr(self, runner: RunnerLike, base_lr: float) -> float:
         """Return the exponentially decayed LR."""
         progress = runner.epoch if self.by_epoch else runner.iter
         return base_lr * self.gamma**progress
@@ -152,7 +153,7 @@ class PolyLrUpdaterHook(LrUpdaterHook):
         self.min_lr = min_lr
         super().__init__(**kwargs)
 
-    def get_lr(self, runner: Any, base_lr: float) -> float:
+    def get_lr(self, runner: RunnerLike, base_lr: float) -> float:
         """Return the polynomially decayed LR."""
         progress, max_progress = progress_of(runner, self.by_epoch)
         coeff = (1 - progress / max_progress) ** self.power
@@ -174,7 +175,7 @@ class InvLrUpdaterHook(LrUpdaterHook):
         self.power = power
         super().__init__(**kwargs)
 
-    def get_lr(self, runner: Any, base_lr: float) -> float:
+    def get_lr(self, runner: RunnerLike, base_lr: float) -> float:
         """Return the inverse-decayed LR."""
         progress = runner.epoch if self.by_epoch else runner.iter
         return base_lr * (1 + self.gamma * progress) ** (-self.power)
@@ -231,7 +232,7 @@ class FlatCosineAnnealingLrUpdaterHook(MinTarget, LrUpdaterHook):
         self.start_percent = start_percent
         super().__init__(**kwargs)
 
-    def get_lr(self, runner: Any, base_lr: float) -> float:
+    def get_lr(self, runner: RunnerLike, base_lr: float) -> float:
         """Return ``base_lr`` during the flat part, else the cosine-annealed LR."""
         progress, max_progress = progress_of(runner, self.by_epoch)
         start = round(max_progress * self.start_percent)
@@ -282,7 +283,7 @@ class CosineRestartLrUpdaterHook(MinTarget, LrUpdaterHook):
         self.cumulative_periods = [sum(self.periods[: i + 1]) for i in range(len(self.periods))]
         super().__init__(**kwargs)
 
-    def get_lr(self, runner: Any, base_lr: float) -> float:
+    def get_lr(self, runner: RunnerLike, base_lr: float) -> float:
         """Return the LR within the current cycle."""
         progress = runner.epoch if self.by_epoch else runner.iter
         idx = get_position_from_periods(progress, self.cumulative_periods)
@@ -362,7 +363,7 @@ class OneCycleLrUpdaterHook(OneCycleMixin, LrUpdaterHook):
         self._config_base_lr: GroupValues = []  # max_lr / div_factor, set by before_run
         super().__init__(**kwargs)
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Derive the initial LRs from ``max_lr`` and lay out the phases."""
         owner = type(self).__name__
         total_steps = self.total_steps if self.total_steps is not None else runner.max_iters
@@ -392,7 +393,7 @@ class OneCycleLrUpdaterHook(OneCycleMixin, LrUpdaterHook):
         """``max_lr / div_factor`` of each group."""
         return values_of(self._config_base_lr, name)
 
-    def get_lr(self, runner: Any, base_lr: float) -> float:
+    def get_lr(self, runner: RunnerLike, base_lr: float) -> float:
         """Return the LR at ``runner.iter``."""
         return one_cycle_value(
             runner.iter,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -38,17 +37,17 @@ class EmptyCacheHook(Hook):
         self._after_epoch = after_epoch
         self._after_iter = after_iter
 
-    def before_epoch(self, runner: Any) -> None:
+    def before_epoch(self, runner: RunnerLike) -> None:
         """Release the cache if ``before_epoch`` is set."""
         if self._before_epoch:
             _release_cuda_cache()
 
-    def after_epoch(self, runner: Any) -> None:
+    def after_epoch(self, runner: RunnerLike) -> None:
         """Release the cache if ``after_epoch`` is set."""
         if self._after_epoch:
             _release_cuda_cache()
 
-    def after_iter(self, runner: Any) -> None:
+    def after_iter(self, runner: RunnerLike) -> None:
         """Release the cache if ``after_iter`` is set."""
         if self._after_iter:
             _release_cuda_cache()

@@ -20,6 +20,7 @@ from typing import Any, Union
 # mmcv 1.7.2's module imports these too; projects import them from here.
 from mmpar.runner.hooks.hook import Hook as Hook
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS
 from .param_schedule import (
     GroupValues,
@@ -104,7 +105,7 @@ class MomentumUpdaterHook(ParamScheduleHook):
         """Mmcv's alias of :attr:`regular_momentum`."""
         return self.regular_values
 
-    def get_momentum(self, runner: Any, base_momentum: float) -> float:
+    def get_momentum(self, runner: RunnerLike, base_momentum: float) -> float:
         """Return the scheduled momentum of a group whose initial momentum is given."""
         return self.scheduled_value(runner, base_momentum)
 
@@ -234,7 +235,7 @@ class OneCycleMomentumUpdaterHook(OneCycleMixin, MomentumUpdaterHook):
         self._bounds: dict = {}  # per-group base/max momentum, set by before_run
         super().__init__(**kwargs)
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Write ``base_momentum``/``max_momentum`` into each group, start at the maximum."""
         owner = type(self).__name__
         if self._restored is not None:
@@ -269,13 +270,13 @@ class OneCycleMomentumUpdaterHook(OneCycleMixin, MomentumUpdaterHook):
             "max_momentum",
         )
 
-    def get_momentum(self, runner: Any, param_group: dict) -> float:
+    def get_momentum(self, runner: RunnerLike, param_group: dict) -> float:
         """Return the momentum of ``param_group`` at ``runner.iter``."""
         return one_cycle_value(
             runner.iter, self.momentum_phases, lambda key: param_group[key], self.anneal_func
         )
 
-    def get_regular_momentum(self, runner: Any) -> GroupValues:
+    def get_regular_momentum(self, runner: RunnerLike) -> GroupValues:
         """Scheduled momentum of every param group (read from the groups' bounds)."""
         return from_named(
             {

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -41,10 +42,10 @@ class NanGuardHook(Hook):
     names the iteration, the epoch and the offending loss terms. The check of a CUDA loss
     synchronises once per iteration.
 
-    Needs from the runner: ``outputs``, ``iter``, ``epoch``, ``inner_iter``.
+    What it may use of the runner: :class:`~mmpar.runner.runner_protocol.RunnerLike`.
     """
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Check ``outputs['loss']`` and every ``outputs['log_vars']`` value."""
         outputs = runner.outputs
         if _all_finite(outputs):

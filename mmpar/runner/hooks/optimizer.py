@@ -28,11 +28,12 @@ from mmpar.utils.parrots_wrapper import _BatchNorm
 
 from ..fp16_utils import LossScaler as LossScaler
 from ..fp16_utils import autocast_dtype, wrap_fp16_model
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 from .logger.base import LoggerHook
 
 
-def _optimizers(runner: Any) -> dict[str, Optimizer]:
+def _optimizers(runner: RunnerLike) -> dict[str, Optimizer]:
     """The runner's optimizer(s) as a name → optimizer dict."""
     optimizer = runner.optimizer
     if optimizer is None:
@@ -40,11 +41,11 @@ def _optimizers(runner: Any) -> dict[str, Optimizer]:
     return optimizer if isinstance(optimizer, dict) else {"": optimizer}
 
 
-def _runner_logger(runner: Any) -> logging.Logger:
+def _runner_logger(runner: RunnerLike) -> logging.Logger:
     return getattr(runner, "logger", None) or logging.getLogger("mmpar")
 
 
-def _loss(runner: Any) -> torch.Tensor:
+def _loss(runner: RunnerLike) -> torch.Tensor:
     loss = runner.outputs.get("loss") if isinstance(runner.outputs, dict) else None
     if not isinstance(loss, torch.Tensor):
         raise TypeError(
@@ -71,7 +72,8 @@ class OptimizerHook(Hook):
         detect_anomalous_params: Log the parameters that get no gradient from the loss
             (slow; for debugging DDP "unused parameters" errors).
 
-    Needs from the runner: ``outputs``, ``optimizer``, ``model``, ``log_buffer``, ``logger``.
+    The loss is ``runner.outputs['loss']``.
+    What it may use of the runner: :class:`~mmpar.runner.runner_protocol.RunnerLike`.
     """
 
     def __init__(
@@ -90,9 +92,9 @@ class OptimizerHook(Hook):
         params = [p for p in params if p.requires_grad and p.grad is not None]
         if not params:
             return None
-        return clip_grad_norm_(params, **self.grad_clip)  # type: ignore[arg-type]
+        return clip_grad_norm_(params, **self.grad_clip)
 
-    def _clip_and_log(self, runner: Any) -> None:
+    def _clip_and_log(self, runner: RunnerLike) -> None:
         if self.grad_clip is None:
             return
         grad_norm = self.clip_grads(runner.model.parameters())
@@ -101,7 +103,7 @@ class OptimizerHook(Hook):
                 {"grad_norm": float(grad_norm)}, runner.outputs.get("num_samples", 1)
             )
 
-    def _train_loss(self, runner: Any) -> torch.Tensor | None:
+    def _train_loss(self, runner: RunnerLike) -> torch.Tensor | None:
         """``outputs['loss']``; None (said once in the log) when the train step returned none."""
         outputs = runner.outputs
         if isinstance(outputs, dict) and "loss" not in outputs:
@@ -119,7 +121,7 @@ class OptimizerHook(Hook):
             return None
         return _loss(runner)
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Zero the gradients, back-propagate, clip and step (nothing if there is no loss).
 
         Subclasses change ``_backward`` (e.g. scale the loss) and ``_clip_and_step``.
@@ -135,17 +137,17 @@ class OptimizerHook(Hook):
         self._backward(runner, loss)
         self._clip_and_step(runner, optimizers)
 
-    def _backward(self, runner: Any, loss: torch.Tensor) -> None:
+    def _backward(self, runner: RunnerLike, loss: torch.Tensor) -> None:
         """Back-propagate ``loss`` (subclasses scale it first)."""
         loss.backward()
 
-    def _clip_and_step(self, runner: Any, optimizers: dict[str, Optimizer]) -> None:
+    def _clip_and_step(self, runner: RunnerLike, optimizers: dict[str, Optimizer]) -> None:
         """Clip the accumulated gradients (if asked) and step every optimizer."""
         self._clip_and_log(runner)
         for optim in optimizers.values():
             optim.step()
 
-    def detect_anomalous_parameters(self, loss: torch.Tensor, runner: Any) -> list[str]:
+    def detect_anomalous_parameters(self, loss: torch.Tensor, runner: RunnerLike) -> list[str]:
         """Log and return the names of trainable parameters the loss does not depend on."""
         reached = set()
         seen = set()
@@ -200,7 +202,7 @@ class GradientCumulativeOptimizerHook(OptimizerHook):
         """Whether ``module`` is or contains a batch norm layer (mmcv's ``_BatchNorm`` family)."""
         return any(isinstance(m, _BatchNorm) for m in module.modules())
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Start from zero gradients; warn about settings that change the maths."""
         for optim in _optimizers(runner).values():
             optim.zero_grad()
@@ -211,13 +213,13 @@ class GradientCumulativeOptimizerHook(OptimizerHook):
             )
         super().before_run(runner)  # the fp16 variant's set-up, next in its MRO
 
-    def _window(self, runner: Any) -> tuple[int, int]:
+    def _window(self, runner: RunnerLike) -> tuple[int, int]:
         """Return (position, total) of the iteration that just ran within its horizon."""
         if runner.max_epochs is not None and runner.data_loader is not None:
             return runner.inner_iter, len(runner.data_loader)
         return runner.iter, runner.max_iters
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Back-propagate the scaled loss; step at the end of each window (no loss: nothing)."""
         loss = self._train_loss(runner)
         if loss is None:
@@ -319,7 +321,7 @@ class Fp16OptimizerHook(OptimizerHook):
         self._loggers: list[LoggerHook] = []
         self._runner: Any = None
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Enable fp16 in the model; pick the autocast device/dtype; build the scaler."""
         wrap_fp16_model(runner.model)
         device_type = _compute_device_type(runner.model)
@@ -338,17 +340,17 @@ class Fp16OptimizerHook(OptimizerHook):
             self.loss_scaler.load_state_dict(state)
         self._pending_scaler_state = None
 
-    def train_step_context(self, runner: Any) -> contextlib.AbstractContextManager:
+    def train_step_context(self, runner: RunnerLike) -> contextlib.AbstractContextManager:
         """Autocast context the runner enters around ``train_step``."""
         if self.device_type is None:
             return contextlib.nullcontext()
         return torch.autocast(device_type=self.device_type, dtype=self.dtype)
 
-    def _backward(self, runner: Any, loss: torch.Tensor) -> None:
+    def _backward(self, runner: RunnerLike, loss: torch.Tensor) -> None:
         """Back-propagate the loss, scaled when there is a scaler."""
         (self.loss_scaler.scale(loss) if self.loss_scaler is not None else loss).backward()
 
-    def _clip_and_step(self, runner: Any, optimizers: dict[str, Optimizer]) -> None:
+    def _clip_and_step(self, runner: RunnerLike, optimizers: dict[str, Optimizer]) -> None:
         """Unscale + clip, step (skipped on overflow), update the scale and log it."""
         if self.loss_scaler is None:
             super()._clip_and_step(runner, optimizers)
@@ -369,7 +371,7 @@ class Fp16OptimizerHook(OptimizerHook):
         else:
             self.loss_scaler.update()
 
-    def _log_loss_scale(self, runner: Any) -> None:
+    def _log_loss_scale(self, runner: RunnerLike) -> None:
         """Put the scale into the record the loggers write this iteration, if they write one.
 
         Reading the scale syncs with the GPU, so it is read once per record, not per step,
@@ -382,7 +384,7 @@ class Fp16OptimizerHook(OptimizerHook):
             return
         runner.log_buffer.output["loss_scale"] = float(self.loss_scaler.get_scale())
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Backward (scaled), unscale + clip, step, and log the scale when a record is due."""
         super().after_train_iter(runner)
         self._log_loss_scale(runner)
@@ -425,7 +427,7 @@ class GradientCumulativeFp16OptimizerHook(GradientCumulativeOptimizerHook, Fp16O
         **kwargs: :class:`Fp16OptimizerHook` arguments (``grad_clip``, ``loss_scale``, ...).
     """
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Accumulate (scaled); at a window's end unscale, clip and step; log the scale."""
         GradientCumulativeOptimizerHook.after_train_iter(self, runner)
         self._log_loss_scale(runner)

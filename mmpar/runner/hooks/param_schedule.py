@@ -19,6 +19,7 @@ from typing import Any, Callable, Union
 
 from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 
+from ..runner_protocol import RunnerLike
 from .hook import Hook
 
 GroupValues = Union[list, dict]  # list of per-group values, or {optimizer name: list}
@@ -26,7 +27,7 @@ GroupValues = Union[list, dict]  # list of per-group values, or {optimizer name:
 WARMUP_TYPES = ("constant", "linear", "exp")
 
 
-def named_optimizers(runner: Any) -> list[tuple[str | None, Any]]:
+def named_optimizers(runner: RunnerLike) -> list[tuple[str | None, Any]]:
     """``[(name, optimizer)]`` for a dict of optimizers, ``[(None, optimizer)]`` otherwise."""
     if isinstance(runner.optimizer, dict):
         return list(runner.optimizer.items())
@@ -50,7 +51,7 @@ def map_groups(values: GroupValues, fn: Callable[[Any], Any]) -> GroupValues:
     return [fn(v) for v in values]
 
 
-def progress_of(runner: Any, by_epoch: bool) -> tuple[int, int]:
+def progress_of(runner: RunnerLike, by_epoch: bool) -> tuple[int, int]:
     """Return ``(progress, max_progress)`` in epochs or iterations."""
     if by_epoch:
         return runner.epoch, runner.max_epochs
@@ -93,7 +94,7 @@ def format_param(name: str, optim: Any, param: Any) -> list:
     raise TypeError(f'expected a number, list or dict for "{name}", got {type(param).__name__}')
 
 
-def config_values(runner: Any, param: Any) -> GroupValues:
+def config_values(runner: RunnerLike, param: Any) -> GroupValues:
     """:func:`format_param` for every optimizer of the runner (keyed by name for a dict)."""
     return from_named(
         {
@@ -103,7 +104,7 @@ def config_values(runner: Any, param: Any) -> GroupValues:
     )
 
 
-def check_group_shape(owner: str, runner: Any, values: GroupValues, what: str) -> None:
+def check_group_shape(owner: str, runner: RunnerLike, values: GroupValues, what: str) -> None:
     """Check that restored per-group values match the runner's optimizer(s)."""
     for name, optim in named_optimizers(runner):
         if name is None:
@@ -211,14 +212,14 @@ class ParamScheduleHook(Hook):
         """Return the warmup value of a regular ``value`` at warmup ``factor``."""
         raise NotImplementedError
 
-    def scheduled_value(self, runner: Any, base: float) -> float:
+    def scheduled_value(self, runner: RunnerLike, base: float) -> float:
         """The policy behind the family's ``get_<name>``; the shared shapes implement it."""
         raise NotImplementedError(
             f"{type(self).__name__} has no schedule: implement get_{self.value_name}()"
         )
 
     # -- schedule -------------------------------------------------------------------------------
-    def regular_values_at(self, runner: Any) -> GroupValues:
+    def regular_values_at(self, runner: RunnerLike) -> GroupValues:
         """Scheduled (non-warmup) value of every param group at the runner's position."""
         policy = getattr(self, self._mmcv_names[""])
         return map_groups(self.base_values, lambda base: policy(runner, base))
@@ -238,20 +239,20 @@ class ParamScheduleHook(Hook):
         factor = self.warmup_factor(cur_iters)
         return map_groups(self.regular_values, lambda value: self.apply_warmup(value, factor))
 
-    def set_values(self, runner: Any, values: GroupValues) -> None:
+    def set_values(self, runner: RunnerLike, values: GroupValues) -> None:
         """Write one value per param group (a dict of lists for several optimizers)."""
         for name, optim in named_optimizers(runner):
             for group, value in zip(optim.param_groups, values_of(values, name)):
                 self.set_group_value(group, value)
 
-    def _regular(self, runner: Any) -> GroupValues:
+    def _regular(self, runner: RunnerLike) -> GroupValues:
         return getattr(self, self._mmcv_names["regular_"])(runner)
 
     def _warmup(self, cur_iter: int) -> GroupValues:
         return getattr(self, self._mmcv_names["warmup_"])(cur_iter)
 
     # -- hook stages ----------------------------------------------------------------------------
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Record each group's ``initial_<name>`` (a restored state wins; else kept if set)."""
         key = f"initial_{self.value_name}"
         restored = None if self._restored is None else self._restored[self.state_key]
@@ -271,18 +272,18 @@ class ParamScheduleHook(Hook):
         """Initial value of each group of ``optim`` when it has none yet: its current value."""
         return [self.get_group_value(group) for group in optim.param_groups]
 
-    def _ensure_warmup_iters(self, runner: Any) -> None:
+    def _ensure_warmup_iters(self, runner: RunnerLike) -> None:
         if self.warmup_iters is None:
             self.warmup_iters = self.warmup_epochs * len(runner.data_loader)
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerLike) -> None:
         """Epoch schedules: set the epoch's values."""
         self._ensure_warmup_iters(runner)
         if self.by_epoch:
             self.regular_values = self._regular(runner)
             self.set_values(runner, self.regular_values)
 
-    def before_train_iter(self, runner: Any) -> None:
+    def before_train_iter(self, runner: RunnerLike) -> None:
         """Iteration schedules: set the iteration's values; both kinds: apply the warmup."""
         self._ensure_warmup_iters(runner)
         cur_iter = runner.iter

@@ -11,11 +11,12 @@ import signal
 import subprocess
 import threading
 import warnings
-from typing import Any, Sequence
+from typing import Sequence
 
 from mmpar.utils.dist import is_distributed
 
 from ..checkpointing.checkpointer import Checkpointer, checkpointer_of
+from ..runner_protocol import RunnerLike
 from ..work_dir_guard.program_options import resume_action
 from .hook import HOOKS, Hook
 from .preemption_signals import SignalFlag, SignalSpec, StopAgreement, parse_signals
@@ -142,7 +143,7 @@ class PreemptionHook(Hook):
 
     # Stages ---------------------------------------------------------------------------------
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Install the signal handlers (and, when distributed, create the gloo group)."""
         if threading.current_thread() is not threading.main_thread():
             message = (
@@ -165,7 +166,7 @@ class PreemptionHook(Hook):
         self._flag = SignalFlag(handled, _announce_interrupt if runner.rank == 0 else None)
         self._flag.install()
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Stop here if a signal arrived (distributed: at any rank, by the previous check)."""
         flag = self._flag
         if flag is None:
@@ -178,7 +179,7 @@ class PreemptionHook(Hook):
         if agreed:
             self._preempt(runner, signal.Signals(agreed))
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Stop here if a signal arrived during the epoch's last iteration, evaluation or save."""
         flag = self._flag
         if flag is None:
@@ -189,7 +190,7 @@ class PreemptionHook(Hook):
         if received:
             self._preempt(runner, signal.Signals(received))
 
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Restore the previous signal handlers; finish a reduction still in flight."""
         if self._flag is not None:
             self._flag.restore()
@@ -203,7 +204,7 @@ class PreemptionHook(Hook):
 
     # Stopping -------------------------------------------------------------------------------
 
-    def _preempt(self, runner: Any, received: signal.Signals) -> None:
+    def _preempt(self, runner: RunnerLike, received: signal.Signals) -> None:
         signal_name = received.name
         position = runner.progress
         epoch, iters = position["epoch"], position["iter"]
@@ -231,7 +232,7 @@ class PreemptionHook(Hook):
                 _requeue(runner, job)
         raise TrainingPreempted(path, signal_name, epoch, iters)
 
-    def _save(self, runner: Any, iters: int) -> str | None:
+    def _save(self, runner: RunnerLike, iters: int) -> str | None:
         checkpointer = checkpointer_of(runner)
         previous = self.checkpoint
         if checkpointer.writes:
@@ -265,7 +266,7 @@ def _announce_interrupt(received: signal.Signals) -> None:
         os.write(2, line.encode())
 
 
-def _requeue(runner: Any, job: str) -> None:
+def _requeue(runner: RunnerLike, job: str) -> None:
     """Ask SLURM to requeue ``job``; a failure is logged, never raised."""
     cmd = ["scontrol", "requeue", job]
     if shutil.which("scontrol") is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os.path as osp
 import warnings
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 from torch import profiler as torch_profiler
@@ -13,6 +13,7 @@ from torch import profiler as torch_profiler
 from mmpar.runner.dist_utils import master_only as master_only
 from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -110,7 +111,7 @@ class ProfilerHook(Hook):
         self.profiler: torch_profiler.profile | None = None
         self._done = 0  # epochs/iterations profiled so far
 
-    def _trace_handler(self, runner: Any) -> Callable | None:
+    def _trace_handler(self, runner: RunnerLike) -> Callable | None:
         if self.on_trace_ready is None or callable(self.on_trace_ready):
             return self.on_trace_ready
         cfg = dict(self.on_trace_ready)
@@ -128,7 +129,7 @@ class ProfilerHook(Hook):
             f'ProfilerHook: on_trace_ready type must be "log_trace" or "tb_trace", got {kind!r}'
         )
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Start profiling (rank 0 only)."""
         if runner.rank != 0:
             return
@@ -156,7 +157,7 @@ class ProfilerHook(Hook):
         self._done = 0
         runner.logger.info(f"profiler is profiling the first {self.profile_iters} {unit}")
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Step the profiler schedule; stop after the last profiled iteration."""
         if self.profiler is None:
             return
@@ -166,7 +167,7 @@ class ProfilerHook(Hook):
             if self._done >= self.profile_iters:
                 self._stop(runner)
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Stop after the last profiled epoch."""
         if self.profiler is None or not self.by_epoch:
             return
@@ -174,12 +175,12 @@ class ProfilerHook(Hook):
         if self._done >= self.profile_iters:
             self._stop(runner)
 
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Stop the profiler if training ended before ``profile_iters`` were done."""
         if self.profiler is not None:
             self._stop(runner)
 
-    def _stop(self, runner: Any) -> None:
+    def _stop(self, runner: RunnerLike) -> None:
         prof, self.profiler = self.profiler, None
         runner.logger.info("profiler is stopping; writing its results may take a while")
         prof.__exit__(None, None, None)

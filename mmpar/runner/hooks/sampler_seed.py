@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -12,11 +11,12 @@ class DistSamplerSeedHook(Hook):
     """Call ``set_epoch(runner.epoch)`` on the train loader's sampler before each epoch.
 
     Looks at ``data_loader.sampler``, then ``data_loader.batch_sampler`` and its inner
-    ``sampler``; the first with ``set_epoch`` is used. Needs from the runner: ``data_loader``,
-    ``epoch``. Without it, a ``DistributedSampler`` repeats the same order every epoch.
+    ``sampler``; the first with ``set_epoch`` is used. Without it, a ``DistributedSampler``
+    repeats the same order every epoch.
+    What it may use of the runner: :class:`~mmpar.runner.runner_protocol.RunnerLike`.
     """
 
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerLike) -> None:
         """Seed the sampler with the epoch about to run."""
         loader = runner.data_loader
         batch_sampler = getattr(loader, "batch_sampler", None)

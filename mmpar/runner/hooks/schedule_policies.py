@@ -16,6 +16,7 @@ from typing import Any, Callable, Union
 
 from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 
+from ..runner_protocol import RunnerLike
 from .param_schedule import progress_of
 
 ANNEAL_STRATEGIES = ("cos", "linear")
@@ -206,7 +207,7 @@ class StepDecay:
         self._min_attr = f"min_{self.value_name}"  # min_lr, min_momentum
         setattr(self, self._min_attr, minimum)
 
-    def scheduled_value(self, runner: Any, base: float) -> float:
+    def scheduled_value(self, runner: RunnerLike, base: float) -> float:
         """Return ``base * gamma ** (decays so far)``, clipped at ``min_<value>``."""
         progress = runner.epoch if self.by_epoch else runner.iter
         value = base * self.gamma ** step_exponent(progress, self.step)
@@ -245,7 +246,7 @@ class AnnealToTarget(MinTarget):
     by_epoch: bool
     anneal: Callable[[float, float, float], float] = staticmethod(annealing_cos)
 
-    def scheduled_value(self, runner: Any, base: float) -> float:
+    def scheduled_value(self, runner: RunnerLike, base: float) -> float:
         """Return the value annealed over the whole training at the runner's position."""
         progress, max_progress = progress_of(runner, self.by_epoch)
         return self.anneal(base, self.target_value(base), progress / max_progress)
@@ -359,8 +360,10 @@ class CyclicMixin:
         self.gamma = self._cycle.gamma
         self.anneal_func = self._cycle.anneal_func
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Record the initial values (base class) and lay out the cycle."""
+        # misc: mypy checks the mixin alone, whose base is object; it is always listed before
+        # a Hook subclass, whose before_run this super() call reaches.
         super().before_run(runner)  # type: ignore[misc]
         self._cycle.build(runner.max_iters)
 
@@ -394,6 +397,6 @@ class CyclicMixin:
         """Iterations per cycle (known after ``before_run``)."""
         return self._cycle.max_iter_per_phase
 
-    def scheduled_value(self, runner: Any, base: float) -> float:
+    def scheduled_value(self, runner: RunnerLike, base: float) -> float:
         """Return the value at ``runner.iter`` within its cycle."""
         return self._cycle.value(runner.iter, base)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mmpar.utils.dist import allreduce_params
 
+from ..runner_protocol import RunnerLike
 from .hook import HOOKS, Hook
 
 
@@ -25,7 +24,7 @@ class SyncBuffersHook(Hook):
     def __init__(self, distributed: bool = True) -> None:
         self.distributed = distributed
 
-    def after_epoch(self, runner: Any) -> None:
+    def after_epoch(self, runner: RunnerLike) -> None:
         """All-reduce (average) the model's buffers."""
         if self.distributed:
             allreduce_params(runner.model.buffers())

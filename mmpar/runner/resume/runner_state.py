@@ -11,6 +11,9 @@ state and batch position when the first train iterator is made, the RNG states r
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from mmpar.utils.dist import gather_object, is_distributed
 
 from ..utils import get_rng_state, set_rng_state
@@ -27,10 +30,21 @@ class RunnerStateMixin:
     The state is the checkpoint's ``mmpar_state``; the checkpoint files themselves belong to
     the runner's :class:`~mmpar.runner.checkpointing.checkpointer.Checkpointer`.
 
-    Needs from the runner: ``logger``, ``_hooks``, the counters ``_epoch``/``_iter``/
-    ``_inner_iter``, ``_next_position`` (the next batch's position, kept by the loop),
-    ``_train_loader``, ``_resume``, ``_rank_rng_states`` and ``_rank`` / ``_world_size``.
+    The runner attributes it uses are declared below (BaseRunner sets them in ``__init__``).
     """
+
+    # Declarations only (no values): what the mixin reads of BaseRunner, for the type checker.
+    logger: logging.Logger
+    _hooks: list  # of Hook: resume/ is below hooks/ in the layering, so not named here
+    _epoch: int
+    _iter: int
+    _inner_iter: int
+    _next_position: dict[str, int]  # the next batch's position, kept by the loop
+    _train_loader: Any
+    _resume: ResumeState
+    _rank_rng_states: tuple[dict, list] | None
+    _rank: int
+    _world_size: int
 
     def state_dict(self) -> dict:
         """The runner's state a checkpoint stores under ``mmpar_state`` for exact resume.
@@ -46,7 +60,7 @@ class RunnerStateMixin:
             sampler, _ = find_resumable_sampler(self._train_loader)
             if sampler is not None:
                 sampler_state = sampler.state_dict()
-        state = {
+        state: dict[str, Any] = {
             "version": RESUME_STATE_VERSION,
             **self._next_position,
             "rng": self._own_rng_state(),

@@ -2,8 +2,8 @@
 
 A training that does not resume (no ``runner.resume(...)`` before ``runner.run``: no
 ``--resume-from``, no ``--auto-resume``) is a new run (a new ``run_id``, see
-:mod:`mmpar.runner.checkpointing.run_identity`). Started in a work dir that already holds checkpoints,
-it would write its own ``epoch_N.pth``, ``latest.pth`` and ``best_*.pth`` beside them:
+:mod:`mmpar.runner.checkpointing.run_identity`). Started in a work dir that already holds
+checkpoints, it would write its own ``epoch_N.pth``, ``latest.pth`` and ``best_*.pth`` beside them:
 ``latest.pth`` would point to one run, ``best_*`` to another. The run stops instead, before
 writing any checkpoint, with one line that says what to do, in the options of the program that
 runs (:mod:`.program_options`): ``--work-dir DIR`` (a folder of its own), or continue the run
@@ -20,8 +20,8 @@ import os.path as osp
 
 from mmpar.utils.usage_error import UsageError
 
-from ..checkpointing.safe_load import CheckpointError, load_checkpoint_file
 from ..checkpointing.run_identity import FoundCheckpoint, scan_checkpoints
+from ..checkpointing.safe_load import CheckpointError, load_checkpoint_file
 from .program_options import resume_action, work_dir_hint
 
 # Lines of the dumped config that say where or how a run starts, not what it trains.

@@ -11,6 +11,7 @@ import torch
 
 from mmpar.utils.misc import check_int_arg, import_optional
 
+from ...runner_protocol import RunnerLike
 from ..hook import Hook
 
 
@@ -79,7 +80,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         """
 
     @abstractmethod
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> Any:
         """Write the record currently in ``runner.log_buffer.output``."""
 
     @staticmethod
@@ -99,7 +100,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             return True
         return include_torch and isinstance(val, torch.Tensor) and val.numel() == 1
 
-    def get_mode(self, runner: Any) -> str:
+    def get_mode(self, runner: RunnerLike) -> str:
         """Return ``'train'`` for a training record and ``'val'`` for evaluation/val records.
 
         During training, a record without ``time`` (written by the iteration timer for every
@@ -113,7 +114,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             f"runner.mode must be 'train' or 'val' when logging, but got {runner.mode!r}"
         )
 
-    def get_epoch(self, runner: Any) -> int:
+    def get_epoch(self, runner: RunnerLike) -> int:
         """Return the 1-based epoch a record belongs to."""
         if runner.mode == "train":
             return runner.epoch + 1
@@ -124,13 +125,13 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             f"runner.mode must be 'train' or 'val' when logging, but got {runner.mode!r}"
         )
 
-    def get_iter(self, runner: Any, inner_iter: bool = False) -> int:
+    def get_iter(self, runner: RunnerLike, inner_iter: bool = False) -> int:
         """Return the 1-based iteration (within the epoch if ``by_epoch and inner_iter``)."""
         if self.by_epoch and inner_iter:
             return runner.inner_iter + 1
         return runner.iter + 1
 
-    def get_step(self, runner: Any) -> int:
+    def get_step(self, runner: RunnerLike) -> int:
         """Return the number of optimizer steps taken so far (the global step of a record).
 
         Inside ``after_train_iter`` the runner has not yet counted the iteration that just ran,
@@ -139,14 +140,14 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         """
         return self._step if self._step is not None else runner.iter + 1
 
-    def get_lr_tags(self, runner: Any) -> dict[str, float]:
+    def get_lr_tags(self, runner: RunnerLike) -> dict[str, float]:
         """Return ``{'learning_rate': lr}`` (or ``learning_rate/<name>`` per optimizer)."""
         lrs = runner.current_lr()
         if isinstance(lrs, dict):
             return {f"learning_rate/{name}": value[0] for name, value in lrs.items()}
         return {"learning_rate": lrs[0]}
 
-    def get_momentum_tags(self, runner: Any) -> dict[str, float]:
+    def get_momentum_tags(self, runner: RunnerLike) -> dict[str, float]:
         """Return ``{'momentum': m}`` (or ``momentum/<name>`` per optimizer)."""
         momentums = runner.current_momentum()
         if isinstance(momentums, dict):
@@ -155,7 +156,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
 
     def get_loggable_tags(
         self,
-        runner: Any,
+        runner: RunnerLike,
         allow_scalar: bool = True,
         allow_text: bool = False,
         add_mode: bool = True,
@@ -190,7 +191,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         return tags
 
     def get_record_tags(
-        self, runner: Any, allow_text: bool = False, add_mode: bool = True
+        self, runner: RunnerLike, allow_text: bool = False, add_mode: bool = True
     ) -> dict[str, Any]:
         """Return the plottable values of the current record (what TensorBoard writes).
 
@@ -221,7 +222,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
 
     # Stages -------------------------------------------------------------------------------------
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Mark the first and the last logger hook (the last clears the shared output)."""
         loggers = [hook for hook in runner.hooks if isinstance(hook, LoggerHook)]
         if loggers:
@@ -229,27 +230,27 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             for hook in loggers:
                 hook._first_logger = hook is loggers[0]
 
-    def before_epoch(self, runner: Any) -> None:
+    def before_epoch(self, runner: RunnerLike) -> None:
         """Start each train and val epoch with an empty buffer, so records never mix modes."""
         runner.log_buffer.clear()
         self._last_mode = None
 
-    def before_train_iter(self, runner: Any) -> None:
+    def before_train_iter(self, runner: RunnerLike) -> None:
         """Drop buffered val values when training resumes without an epoch boundary."""
         self._switch_mode(runner, "train")
 
-    def before_val_iter(self, runner: Any) -> None:
+    def before_val_iter(self, runner: RunnerLike) -> None:
         """Drop buffered train values when validation starts without an epoch boundary."""
         self._switch_mode(runner, "val")
 
-    def _switch_mode(self, runner: Any, mode: str) -> None:
+    def _switch_mode(self, runner: RunnerLike, mode: str) -> None:
         # An iteration-based runner alternates train and val iterations inside one "epoch";
         # values of one mode must never be averaged into a record of the other.
         if self._last_mode not in (None, mode):
             runner.log_buffer.clear()
         self._last_mode = mode
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Log the train record every ``interval`` iterations, then any pending val record."""
         buf = runner.log_buffer
         self._take_pending_val(runner)
@@ -276,7 +277,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             self._pending_val = None
             self._step = None
 
-    def _take_pending_val(self, runner: Any) -> None:
+    def _take_pending_val(self, runner: RunnerLike) -> None:
         """On the first logger: move results written earlier in this stage to every logger."""
         buf = runner.log_buffer
         if self._first_logger and buf.ready:
@@ -288,7 +289,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
                 if isinstance(hook, LoggerHook):
                     hook._pending_val = pending
 
-    def record_due(self, runner: Any) -> bool:
+    def record_due(self, runner: RunnerLike) -> bool:
         """Whether this training iteration ends with a record (an interval or the epoch end).
 
         Hooks that run before the loggers use it to compute a costly value (one that syncs
@@ -301,17 +302,17 @@ class LoggerHook(Hook, metaclass=ABCMeta):
             reached = self.every_n_iters(runner, self.interval)
         return reached or (not self.ignore_last and self.end_of_epoch(runner))
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Log what hooks wrote into the buffer at the epoch end (EvalHook results)."""
         if runner.log_buffer.ready:
             self._log_epoch_end(runner)
 
-    def after_val_epoch(self, runner: Any) -> None:
+    def after_val_epoch(self, runner: RunnerLike) -> None:
         """Average the whole val epoch and log it as one val record."""
         runner.log_buffer.average()
         self._log_epoch_end(runner)
 
-    def _log_epoch_end(self, runner: Any) -> None:
+    def _log_epoch_end(self, runner: RunnerLike) -> None:
         """Log the buffer output at step ``runner.iter``, then clear it if this hook resets."""
         self._step = runner.iter
         try:
@@ -321,7 +322,7 @@ class LoggerHook(Hook, metaclass=ABCMeta):
         if self.reset_flag:
             runner.log_buffer.clear_output()
 
-    def _log_record(self, runner: Any, record: dict) -> None:
+    def _log_record(self, runner: RunnerLike, record: dict) -> None:
         """Log ``record`` as the buffer output, leaving the shared output as it was."""
         buf = runner.log_buffer
         saved, saved_ready = dict(buf.output), buf.ready

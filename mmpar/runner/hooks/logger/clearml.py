@@ -6,6 +6,7 @@ from typing import Any
 
 from mmpar.utils.dist import master_only
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 
@@ -48,14 +49,14 @@ class ClearMLLoggerHook(LoggerHook):
         self.clearml = import_tracker("clearml", "clearml", type(self).__name__)
 
     @master_only
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Create (or get) the task and its logger (rank 0)."""
         super().before_run(runner)
         self.task = self.clearml.Task.init(**(self.init_kwargs or {}))
         self.task_logger = self.task.get_logger()
 
     @master_only
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Report the record's values (rank 0)."""
         for tag, value in self.get_loggable_tags(runner).items():
             self.task_logger.report_scalar(tag, tag, value, self.get_iter(runner))

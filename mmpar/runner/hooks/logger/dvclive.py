@@ -7,6 +7,7 @@ from typing import Any
 
 from mmpar.utils.dist import get_dist_info, master_only
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 
@@ -67,7 +68,7 @@ class DvcliveLoggerHook(LoggerHook):
             self.dvclive = live_cls(**kwargs) if get_dist_info()[0] == 0 else None
 
     @master_only
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Log the record at the epoch (``by_epoch``) or global step (rank 0)."""
         tags = self.get_loggable_tags(runner)
         if not tags:
@@ -84,11 +85,11 @@ class DvcliveLoggerHook(LoggerHook):
                 live.log_metric(name, value)
             live.make_summary()
 
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Save ``model_file``, then (``by_epoch``) log what is ready at the epoch end."""
         if self.model_file is not None and runner.rank == 0:
             path = Path(self.model_file)
-            runner.save_checkpoint(path.parent, filename_tmpl=path.name, create_symlink=False)
+            runner.save_checkpoint(str(path.parent), filename_tmpl=path.name, create_symlink=False)
         if not self.by_epoch:
             return
         records, self._epoch_records = self._epoch_records, {}
@@ -97,7 +98,7 @@ class DvcliveLoggerHook(LoggerHook):
                 self._log_record(runner, records[key])
         super().after_train_epoch(runner)
 
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Log every ``interval`` iterations when not ``by_epoch`` (as mmcv).
 
         With ``by_epoch``, mmcv's hook skips the iteration; when it is the last logger hook,
@@ -121,7 +122,7 @@ class DvcliveLoggerHook(LoggerHook):
             buf.clear_output()
 
     @master_only
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """End a DVCLive >= 2 ``Live`` this hook created (writes its report and experiment)."""
         if self._own_live and self.dvclive is not None and not _has_mmcv_api(self.dvclive):
             self.dvclive.end()

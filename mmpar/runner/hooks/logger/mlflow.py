@@ -9,6 +9,7 @@ import torch
 from mmpar.utils import TORCH_VERSION as TORCH_VERSION  # mmcv's module imports it too
 from mmpar.utils.dist import master_only
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook
 
@@ -77,7 +78,7 @@ class MlflowLoggerHook(LoggerHook):
         self.mlflow_pytorch = mlflow_pytorch
 
     @master_only
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Select the experiment, set the tags and log the params (rank 0)."""
         super().before_run(runner)
         if self.exp_name is not None:
@@ -88,14 +89,14 @@ class MlflowLoggerHook(LoggerHook):
             self.mlflow.log_params(self.params)
 
     @master_only
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Log the record's values at step ``runner.iter + 1`` (rank 0)."""
         tags = self.get_loggable_tags(runner)
         if tags:
             self.mlflow.log_metrics(tags, step=self.get_iter(runner))
 
     @master_only
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Log ``runner.model`` if ``log_model`` (rank 0)."""
         if not self.log_model:
             return

@@ -7,6 +7,7 @@ from typing import Any
 
 from mmpar.utils.dist import master_only
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook
 
@@ -70,7 +71,7 @@ class NeptuneLoggerHook(LoggerHook):
         self.run: Any = None
 
     @master_only
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Start the neptune run (rank 0)."""
         # mmcv's hook does not call LoggerHook.before_run here; reset_flag defaults to True.
         init = getattr(self.neptune, "init", None)
@@ -82,7 +83,7 @@ class NeptuneLoggerHook(LoggerHook):
             self.run = init()
 
     @master_only
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Log the record's values to their series (rank 0)."""
         tags = self.get_loggable_tags(runner)
         step = self.get_iter(runner)
@@ -95,6 +96,6 @@ class NeptuneLoggerHook(LoggerHook):
             self.run["global_step"].log(step)
 
     @master_only
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Stop the run (rank 0)."""
         self.run.stop()

@@ -20,6 +20,7 @@ from mmpar.utils.config import Config
 from mmpar.utils.dist import master_only
 
 from ...resume.loader_position import IterLoader
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 
@@ -106,7 +107,7 @@ class PaviLoggerHook(LoggerHook):
         self.writer: Any = None
 
     @master_only
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Open the PAVI writer with the run's name, model and config (rank 0)."""
         super().before_run(runner)
         # Imported again (first at construction), as mmcv does: the pavi module of the run.
@@ -121,7 +122,7 @@ class PaviLoggerHook(LoggerHook):
             self.init_kwargs.setdefault("session_text", session_text)
         self.writer = writer_cls(**self.init_kwargs)
 
-    def _session_text(self, runner: Any) -> str | None:
+    def _session_text(self, runner: RunnerLike) -> str | None:
         meta = runner.meta or {}
         if "config_dict" in meta:
             config = meta["config_dict"]
@@ -142,14 +143,14 @@ class PaviLoggerHook(LoggerHook):
         # Through JSON first, as mmcv: sets, ranges and arrays become lists.
         return yaml.dump(json.loads(dump(config, file_format="json")))
 
-    def get_step(self, runner: Any) -> int:
+    def get_step(self, runner: RunnerLike) -> int:
         """Return the epoch for val records when ``by_epoch``, else ``runner.iter + 1``."""
         if self.get_mode(runner) == "val" and self.by_epoch:
             return self.get_epoch(runner)
         return self.get_iter(runner)
 
     @master_only
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Send the record as ``add_scalars(mode, tags, step)`` (rank 0)."""
         tags = self.get_loggable_tags(runner, add_mode=False)
         if tags:
@@ -160,7 +161,7 @@ class PaviLoggerHook(LoggerHook):
         return active and step >= start and (step - start) % interval == 0
 
     @master_only
-    def before_train_epoch(self, runner: Any) -> None:
+    def before_train_epoch(self, runner: RunnerLike) -> None:
         """Upload the model graph at due epochs (rank 0)."""
         super().before_train_epoch(runner)
         step = self.get_epoch(runner)
@@ -170,7 +171,7 @@ class PaviLoggerHook(LoggerHook):
             self._add_graph(runner, step)
 
     @master_only
-    def before_train_iter(self, runner: Any) -> None:
+    def before_train_iter(self, runner: RunnerLike) -> None:
         """Upload the model graph at due iterations (rank 0)."""
         super().before_train_iter(runner)
         step = self.get_iter(runner)
@@ -180,7 +181,7 @@ class PaviLoggerHook(LoggerHook):
             self._add_graph(runner, step)
 
     @master_only
-    def after_train_epoch(self, runner: Any) -> None:
+    def after_train_epoch(self, runner: RunnerLike) -> None:
         """Log epoch-end results; upload ``epoch_<n>.pth`` at due epochs (rank 0)."""
         super().after_train_epoch(runner)
         step = self.get_epoch(runner)
@@ -190,7 +191,7 @@ class PaviLoggerHook(LoggerHook):
             self._add_ckpt(runner, osp.join(runner.work_dir, f"epoch_{step}.pth"), step)
 
     @master_only
-    def after_train_iter(self, runner: Any) -> None:
+    def after_train_iter(self, runner: RunnerLike) -> None:
         """Log the record; upload ``iter_<n>.pth`` at due iterations (rank 0)."""
         super().after_train_iter(runner)
         step = self.get_iter(runner)
@@ -200,7 +201,7 @@ class PaviLoggerHook(LoggerHook):
             self._add_ckpt(runner, osp.join(runner.work_dir, f"iter_{step}.pth"), step)
 
     @master_only
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Upload ``latest.pth`` if ``add_last_ckpt``, then close the writer (rank 0)."""
         try:
             if self.add_last_ckpt:
@@ -211,7 +212,7 @@ class PaviLoggerHook(LoggerHook):
             # Flushes and tells PAVI the training ended; the writer stays on the hook as in mmcv.
             self.writer.close()
 
-    def _add_ckpt(self, runner: Any, path: str, step: int) -> None:
+    def _add_ckpt(self, runner: RunnerLike, path: str, step: int) -> None:
         if osp.islink(path):
             path = osp.join(runner.work_dir, os.readlink(path))
         if osp.isfile(path):
@@ -219,7 +220,7 @@ class PaviLoggerHook(LoggerHook):
                 tag=self.run_name, snapshot_file_path=path, iteration=step
             )
 
-    def _add_graph(self, runner: Any, step: int) -> None:
+    def _add_graph(self, runner: RunnerLike, step: int) -> None:
         model = unwrap_model(runner.model)
         device = next(model.parameters()).device
         loader = runner.data_loader

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mmpar.utils.dist import master_only
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 
@@ -42,7 +41,7 @@ class SegmindLoggerHook(LoggerHook):
         self.mlflow_log = logging_utils.try_mlflow_log
 
     @master_only
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Send the record's values (rank 0)."""
         tags = self.get_loggable_tags(runner)
         if tags:

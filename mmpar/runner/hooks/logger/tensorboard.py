@@ -10,6 +10,7 @@ from mmpar.utils import TORCH_VERSION as TORCH_VERSION
 from mmpar.utils import digit_version as digit_version
 from mmpar.utils.dist import master_only as master_only
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook
 
@@ -38,9 +39,9 @@ class TensorboardLoggerHook(LoggerHook):
     ) -> None:
         super().__init__(interval, ignore_last, reset_flag, by_epoch)
         self.log_dir = log_dir
-        self.writer = None
+        self.writer: Any = None  # a SummaryWriter from before_run on
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Create the SummaryWriter on rank 0."""
         super().before_run(runner)
         if runner.rank != 0:
@@ -55,7 +56,7 @@ class TensorboardLoggerHook(LoggerHook):
             self.log_dir = osp.join(runner.work_dir, "tf_logs")
         self.writer = SummaryWriter(self.log_dir)
 
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Write every scalar (and text) of the current record at the current global step."""
         if runner.rank != 0 or self.writer is None:
             return
@@ -67,7 +68,7 @@ class TensorboardLoggerHook(LoggerHook):
             else:
                 self.writer.add_scalar(tag, val, step)
 
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Flush and close the writer (also when training failed)."""
         if self.writer is not None:
             self.writer.close()

@@ -17,6 +17,7 @@ from mmpar.utils import is_tuple_of as is_tuple_of  # mmcv's module imports it t
 from mmpar.utils import scandir as scandir  # mmcv's module imports it too
 from mmpar.utils.dist import comm_device, is_distributed
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook
 
@@ -93,7 +94,7 @@ class TextLoggerHook(LoggerHook):
         self.start_iter = 0
         self.json_log_path: str | None = None
 
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Open the JSON log and write the run description from ``runner.meta``."""
         super().before_run(runner)
         self.start_iter = runner.iter
@@ -103,7 +104,7 @@ class TextLoggerHook(LoggerHook):
             # Always a line when there is a meta, as in mmcv: readers skip the first line.
             self._write_json({k: v for k, v in runner.meta.items() if k not in _META_SKIP})
 
-    def _get_max_memory(self, runner: Any) -> int:
+    def _get_max_memory(self, runner: RunnerLike) -> int:
         """Return the peak CUDA memory in MiB (max over ranks when distributed)."""
         device = getattr(runner.model, "output_device", None)
         mem_mb = torch.cuda.max_memory_allocated(device=device) // (1024 * 1024)
@@ -113,7 +114,7 @@ class TextLoggerHook(LoggerHook):
             mem_mb = int(tensor.item())
         return int(mem_mb)
 
-    def _format_line(self, log_dict: dict, runner: Any) -> str:
+    def _format_line(self, log_dict: dict, runner: RunnerLike) -> str:
         if log_dict["mode"] == "train":
             lr = log_dict["lr"]
             if isinstance(lr, dict):
@@ -153,7 +154,7 @@ class TextLoggerHook(LoggerHook):
             f.write(json.dumps(_to_json(record), default=str))
             f.write("\n")
 
-    def log(self, runner: Any) -> OrderedDict:
+    def log(self, runner: RunnerLike) -> OrderedDict:
         """Write the current buffer output as a text line and a JSON line.
 
         Returns:
@@ -186,7 +187,7 @@ class TextLoggerHook(LoggerHook):
             self._write_json(log_dict)
         return log_dict
 
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Copy the logs to ``out_dir`` (and delete the local ones unless ``keep_local``)."""
         if self.out_dir is None or runner.rank != 0:
             return

@@ -9,6 +9,7 @@ from typing import Any, Union
 from mmpar.utils.dist import master_only
 from mmpar.utils.path import scandir
 
+from ...runner_protocol import RunnerLike
 from ..hook import HOOKS
 from .base import LoggerHook, import_tracker
 
@@ -80,7 +81,7 @@ class WandbLoggerHook(LoggerHook):
         self.wandb = import_tracker("wandb", "wandb", type(self).__name__)
 
     @master_only
-    def before_run(self, runner: Any) -> None:
+    def before_run(self, runner: RunnerLike) -> None:
         """Start the wandb run and declare the metric summaries (rank 0)."""
         super().before_run(runner)
         if self.wandb is None:
@@ -102,7 +103,7 @@ class WandbLoggerHook(LoggerHook):
             self.wandb.define_metric(metric, summary=summary)
 
     @master_only
-    def log(self, runner: Any) -> None:
+    def log(self, runner: RunnerLike) -> None:
         """Send the record's values (rank 0)."""
         tags = self.get_loggable_tags(runner)
         if not tags:
@@ -114,7 +115,7 @@ class WandbLoggerHook(LoggerHook):
             self.wandb.log(tags, commit=self.commit)
 
     @master_only
-    def after_run(self, runner: Any) -> None:
+    def after_run(self, runner: RunnerLike) -> None:
         """Log the artifact (if ``log_artifact``) and end the run with ``wandb.join()``."""
         if self.log_artifact:
             artifact = self.wandb.Artifact(name="artifacts", type="model")
