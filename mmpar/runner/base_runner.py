@@ -128,7 +128,8 @@ class BaseRunner(HookRegistrationMixin, RunnerStateMixin, metaclass=ABCMeta):
         run = cls.__dict__.get("run")
         if run is not None and not getattr(run, "__isabstractmethod__", False):
             if not getattr(run, "__mmpar_guarded__", False):
-                cls.run = guarded_run(run)
+                # Wrapping a subclass's own run at class creation is the point here.
+                cls.run = guarded_run(run)  # type: ignore[method-assign]
 
     # ------------------------------------------------------------------------- properties
     # Read-only views of the private state; attrgetter keeps them as cheap as an attribute.

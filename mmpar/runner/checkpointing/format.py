@@ -63,11 +63,12 @@ def _os_error_in_chain(err: BaseException) -> OSError | None:
     """The innermost ``OSError`` among ``err`` and its causes/contexts, or None."""
     found = None
     seen = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        if isinstance(err, OSError):
-            found = err
-        err = err.__cause__ or err.__context__
+    link: BaseException | None = err
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, OSError):
+            found = link
+        link = link.__cause__ or link.__context__
     return found
 
 
@@ -350,7 +351,7 @@ def load_weights(
             (re.sub(pattern, replacement, k), v) for k, v in state_dict.items()
         )
     if metadata is not None:
-        state_dict._metadata = metadata  # type: ignore[attr-defined]
+        state_dict._metadata = metadata
     try:
         load_into(layout, state_dict, strict, logger)
     except CheckpointMismatchError as err:

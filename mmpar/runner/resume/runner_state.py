@@ -41,6 +41,7 @@ class RunnerStateMixin:
     _inner_iter: int
     _next_position: dict[str, int]  # the next batch's position, kept by the loop
     _train_loader: Any
+    _run_guard: Any  # work_dir_guard.RunGuard: its own hooks' states are saved with the rest
     _resume: ResumeState
     _rank_rng_states: tuple[dict, list] | None
     _rank: int

@@ -221,10 +221,17 @@ class WorkDirLock:
         _held_here.add(self.work_dir)
         return True
 
+    def _open_fd(self) -> int:
+        """The held lock file's descriptor (only called while the lock is held)."""
+        if self._fd is None:
+            raise RuntimeError(f"the lock file of {self.work_dir} is not open")
+        return self._fd
+
     def _write_identity(self) -> None:
+        fd = self._open_fd()
         if not self._created_file:
-            st = os.fstat(self._fd)
-            self._previous = (os.pread(self._fd, st.st_size, 0), st.st_atime_ns, st.st_mtime_ns)
+            st = os.fstat(fd)
+            self._previous = (os.pread(fd, st.st_size, 0), st.st_atime_ns, st.st_mtime_ns)
         identity = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -232,19 +239,20 @@ class WorkDirLock:
             "argv": self.argv,
         }
         data = (json.dumps(identity) + "\n").encode("utf-8")
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, data, 0)
-        os.fsync(self._fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
+        os.fsync(fd)
 
     def _restore_previous(self) -> None:
         """Put back the content and times the lock file had before :meth:`acquire`."""
         if self._previous is None:
             return
         data, atime_ns, mtime_ns = self._previous
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, data, 0)
-        os.fsync(self._fd)
-        os.utime(self._fd, ns=(atime_ns, mtime_ns))
+        fd = self._open_fd()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, data, 0)
+        os.fsync(fd)
+        os.utime(fd, ns=(atime_ns, mtime_ns))
         self._previous = None
 
     def _remove_created(self) -> None:

@@ -89,7 +89,7 @@ def check_new_run_work_dir(work_dir: str, config_text: str | None, resuming: boo
     if len(runs) > 1:
         run = f"{len(runs)} runs, the newest {run}"
     saved = None if config_text is None else _saved_config(newest.path)
-    change = None if saved is None else _first_difference(saved, config_text)
+    change = None if saved is None or config_text is None else _first_difference(saved, config_text)
     latest = osp.join(work_dir, "latest.pth")
     resume = resume_action(latest if osp.lexists(latest) else newest.path)
     where = f'work_dir "{work_dir}" holds {len(found)} checkpoint(s) of {run} (newest {name}'
