@@ -20,6 +20,9 @@ Importing this package registers what importing ``mmcv.ops`` did: ``'DCN'``, ``'
 ``MultiScaleDeformableAttention`` in ``ATTENTION``.
 """
 
+# mmcv.ops has it (mmcv.utils'); mmcv defines its *_MLU layers only when it is True.
+from mmpar.utils import IS_MLU_AVAILABLE as IS_MLU_AVAILABLE
+
 from ._unsupported import UnsupportedOpError
 from .active_rotated_filter import active_rotated_filter
 from .assign_score_withk import assign_score_withk
