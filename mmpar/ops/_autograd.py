@@ -46,12 +46,15 @@ def op_function(
     """
     label = getattr(op, "__name__", type(op).__name__)
 
-    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        return record(ctx, op, *args, **kwargs)
+    def forward(ctx: Any, *args: Any) -> Any:
+        return record(ctx, op, *args)
 
-    # Shown by help() and inspect: mmcv's parameter list, after ctx.
-    params = list(inspect.signature(op).parameters.values())
-    ctx_param = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    # Shown by help() and inspect: mmcv's parameter list after ctx, positional only (torch
+    # binds keywords of apply() by the names in forward's code, which here has none; mmcv's
+    # own calls are positional, as torch 1.x's apply() took no keywords).
+    positional = inspect.Parameter.POSITIONAL_ONLY
+    params = [p.replace(kind=positional) for p in inspect.signature(op).parameters.values()]
+    ctx_param = inspect.Parameter("ctx", positional)
     forward.__signature__ = inspect.signature(op).replace(parameters=[ctx_param, *params])  # type: ignore[attr-defined]
     forward.__doc__ = f"Run ``{label}`` on mmcv's arguments, recording it for ``backward``."
     forward.__qualname__ = f"{name}.forward"
@@ -70,15 +73,13 @@ def op_function(
     )
 
 
-def record(ctx: Any, op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def record(ctx: Any, op: Callable[..., Any], *args: Any) -> Any:
     """Run ``op(*args)`` inside a ``Function.forward``, keeping its graph for :func:`replay`.
 
     Args:
         ctx: The ``Function``'s context.
         op: The mmpar op; its positional arguments are ``args``.
-        *args: The positional arguments ``forward`` was given (tensors and settings).
-        **kwargs: Its keyword arguments, passed on as they are (autograd tracks only the
-            positional ones).
+        *args: The arguments ``forward`` was given (tensors and settings).
 
     Returns:
         What ``op`` returns (a tensor or a tuple), detached from the recorded graph.
@@ -92,9 +93,9 @@ def record(ctx: Any, op: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     ctx.leaves = leaves
     if not any(ctx.needs_input_grad):
         ctx.outputs = ()
-        return op(*leaves, **kwargs)
+        return op(*leaves)
     with torch.enable_grad():
-        result = op(*leaves, **kwargs)
+        result = op(*leaves)
     ctx.outputs = result if isinstance(result, tuple) else (result,)
     if isinstance(result, tuple):
         return tuple(out.detach() if isinstance(out, Tensor) else out for out in result)

@@ -54,9 +54,14 @@ class CornerPool(nn.Module):
 
 def _pool_function(mode: str) -> type:
     # mmcv's <Mode>PoolFunction.apply(input) is CornerPool(mode)(input).
+    layer = CornerPool(mode)
+
+    def corner_pool(input: Tensor) -> Tensor:  # noqa: A002 (mmcv's argument name)
+        return layer(input)
+
     name = f"{mode.capitalize()}PoolFunction"
     doc = f"mmcv's autograd ``Function`` of ``CornerPool('{mode}')``."
-    return op_function(name, CornerPool(mode), __name__, doc=doc)
+    return op_function(name, corner_pool, __name__, doc=doc)
 
 
 TopPoolFunction = _pool_function("top")

@@ -119,7 +119,8 @@ def box_intersection(corners1: Tensor, corners2: Tensor) -> tuple[Tensor, Tensor
     """Crossing points of each edge of one box with each edge of the other.
 
     Edge ``i`` runs from corner ``i`` to corner ``i + 1``. Parallel (and collinear) edges do
-    not cross, nor do edges that only touch at an end.
+    not cross, nor do edges that only touch at an end. Unlike mmcv, edges parallel within
+    rounding (relative to their lengths) count as parallel.
 
     Args:
         corners1: ``(B, N, 4, 2)`` corners of the first boxes.
@@ -138,7 +139,10 @@ def box_intersection(corners1: Tensor, corners2: Tensor) -> tuple[Tensor, Tensor
     det = dir1[..., 0] * dir2[..., 1] - dir1[..., 1] * dir2[..., 0]
     t_num = gap[..., 0] * dir2[..., 1] - gap[..., 1] * dir2[..., 0]
     u_num = gap[..., 0] * dir1[..., 1] - gap[..., 1] * dir1[..., 0]
-    crossing = det != 0
+    # Parallel relative to the edges' lengths: mmcv tests det == 0, which rounding misses for
+    # collinear edges (their "crossing" then lands anywhere along them).
+    lengths = dir1.norm(dim=-1) * dir2.norm(dim=-1)
+    crossing = det.abs() > lengths * (torch.finfo(det.dtype).eps * 64)
     safe = torch.where(crossing, det, torch.ones_like(det))
     t, u = t_num / safe, u_num / safe
     valid = crossing & (t > 0) & (t < 1) & (u > 0) & (u < 1)
