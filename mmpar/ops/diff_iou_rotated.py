@@ -120,16 +120,19 @@ def box_intersection(corners1: Tensor, corners2: Tensor) -> tuple[Tensor, Tensor
 
     Edge ``i`` runs from corner ``i`` to corner ``i + 1``. Parallel (and collinear) edges do
     not cross, nor do edges that only touch at an end. Unlike mmcv, edges parallel within
-    rounding (relative to their lengths) count as parallel.
+    rounding (relative to their lengths) count as parallel, and a crossing is placed at its
+    exact parameter (mmcv adds ``EPSILON`` to the divisor, which throws the crossing of two
+    nearly parallel edges far off them).
 
     Args:
         corners1: ``(B, N, 4, 2)`` corners of the first boxes.
         corners2: ``(B, N, 4, 2)`` corners of the second boxes.
 
     Returns:
-        ``(points, valid)``: ``(B, N, 4, 4, 2)`` crossing of edge ``i`` of box 1 with edge
+        ``(points, valid)``: ``(B, N, 4, 4, 1, 2)`` crossing of edge ``i`` of box 1 with edge
         ``j`` of box 2 (zeros where they do not cross, with zero gradient) and the
-        ``(B, N, 4, 4)`` mask of real crossings.
+        ``(B, N, 4, 4, 1)`` mask of real crossings. The singleton dimension is mmcv's (its
+        docstring says ``(B, N, 4, 4, 2)``; its code keeps a split's size-1 dimension).
     """
     start1, end1 = corners1.unsqueeze(3), corners1.roll(-1, dims=2).unsqueeze(3)
     start2, end2 = corners2.unsqueeze(2), corners2.roll(-1, dims=2).unsqueeze(2)
@@ -146,10 +149,11 @@ def box_intersection(corners1: Tensor, corners2: Tensor) -> tuple[Tensor, Tensor
     safe = torch.where(crossing, det, torch.ones_like(det))
     t, u = t_num / safe, u_num / safe
     valid = crossing & (t > 0) & (t < 1) & (u > 0) & (u < 1)
-    # The point itself uses det + EPSILON (mmcv's value, finite for any det).
-    along = t_num / (det + EPSILON)
-    points = start1 + along.unsqueeze(-1) * dir1
-    return points * valid.unsqueeze(-1).to(points.dtype), valid
+    # mmcv places the point with t_num / (det + EPSILON); near-parallel edges (det close to
+    # EPSILON) then land far off both edges, so here the point is at the exact t.
+    points = start1 + t.unsqueeze(-1) * dir1
+    points = points * valid.unsqueeze(-1).to(points.dtype)
+    return points.unsqueeze(-2), valid.unsqueeze(-1)
 
 
 def box1_in_box2(corners1: Tensor, corners2: Tensor) -> Tensor:
@@ -194,8 +198,8 @@ def build_vertices(
         corners2: ``(B, N, 4, 2)`` corners of the second boxes.
         c1_in_2: ``(B, N, 4)``: which corners of box 1 are in box 2.
         c2_in_1: ``(B, N, 4)``: which corners of box 2 are in box 1.
-        intersections: ``(B, N, 4, 4, 2)`` edge crossings (:func:`box_intersection`).
-        valid_mask: ``(B, N, 4, 4)`` which crossings are real.
+        intersections: ``(B, N, 4, 4, 1, 2)`` edge crossings (:func:`box_intersection`).
+        valid_mask: ``(B, N, 4, 4, 1)`` which crossings are real.
 
     Returns:
         ``(vertices, mask)``: ``(B, N, 24, 2)`` the corners of box 1, of box 2, then the 16
@@ -207,6 +211,27 @@ def build_vertices(
     return vertices, mask
 
 
+def _fit_slots(vertices: Tensor, order: Tensor, count: Tensor) -> Tensor:
+    """The first 8 of ``order`` (the sorted vertices, ``count`` of them) as 8 real vertices.
+
+    Nearly equal boxes give more than 8 candidates (crossings along nearly collinear edges,
+    corners a rounding error apart), which mmcv's 9 slots cannot hold (its kernel writes past
+    them). Such a polygon keeps the 8 vertices whose removal would change its area most (the
+    others are on straight stretches or next to a near-repeat), in their order.
+    """
+    slots = _MAX_SORTED - 1
+    points = vertices.gather(-2, order.unsqueeze(-1).expand_as(vertices))
+    pos = torch.arange(order.size(-1), device=order.device)
+    ring = count.clamp(min=1)
+    before = points.gather(-2, ((pos - 1) % ring).unsqueeze(-1).expand_as(points))
+    after = points.gather(-2, ((pos + 1) % ring).unsqueeze(-1).expand_as(points))
+    in_edge, out_edge = points - before, after - points
+    turn = (in_edge[..., 0] * out_edge[..., 1] - in_edge[..., 1] * out_edge[..., 0]).abs()
+    turn = torch.where(pos < count, turn, torch.full_like(turn, -1.0))
+    kept = turn.topk(slots, dim=-1).indices.sort(dim=-1).values
+    return torch.where(count > slots, order.gather(-1, kept), order[..., :slots])
+
+
 def _sort_vertices(vertices: Tensor, mask: Tensor, num_valid: Tensor) -> Tensor:
     """Mmcv's vertex-sorting kernel on ``vertices`` already centred on their valid mean."""
     x, y = vertices[..., 0], vertices[..., 1]
@@ -216,15 +241,27 @@ def _sort_vertices(vertices: Tensor, mask: Tensor, num_valid: Tensor) -> Tensor:
     order = angle.argsort(dim=-1, stable=True)
     taken = mask.gather(-1, order)
     points = vertices.gather(-2, order.unsqueeze(-1).expand_as(vertices))
-    # A vertex equal to the one before it is dropped (two equal boxes give each corner twice).
-    repeat = (points[..., 1:, :] - points[..., :-1, :]).abs().amax(-1) < EPSILON
-    keep = taken & torch.cat([torch.ones_like(repeat[..., :1]), ~repeat], -1)
+    # A vertex equal to the one before it is dropped: two equal boxes give each corner twice
+    # (mmcv's kernel drops those), and nearly equal ones a corner and a crossing a rounding
+    # error apart (within 1e-6 of the polygon's size, as float32 kernels cannot tell them).
+    size = (points.detach().abs().amax(-1) * taken).amax(-1, keepdim=True)
+    close = torch.clamp(size * 1e-6, min=EPSILON)
+    gap = (points[..., 1:, :] - points[..., :-1, :]).detach().abs().amax(-1)
+    keep = taken & torch.cat([torch.ones_like(taken[..., :1]), gap >= close], -1)
     order = order.gather(-1, (~keep).to(torch.int8).argsort(dim=-1, stable=True))
     count = keep.sum(-1, keepdim=True)
+    # The same across the seam: the last vertex against the first.
+    first = vertices.gather(-2, order[..., :1, None].expand(*order.shape[:-1], 1, 2))
+    last_pos = (count - 1).clamp(min=0)
+    last = vertices.gather(-2, order.gather(-1, last_pos)[..., None].expand_as(first))
+    seam = (last - first).detach().abs().amax(-1) < close
+    count = count - (seam & (count > 1)).long()
+    order = _fit_slots(vertices, order, count)
+    count = count.clamp(max=_MAX_SORTED - 1)
     # Padding: the first crossing that is not a vertex (a zero point with zero gradient).
     pad = (~mask[..., _FIRST_CROSSING:]).to(torch.int8).argmax(-1, keepdim=True) + _FIRST_CROSSING
     slot = torch.arange(_MAX_SORTED, device=vertices.device)
-    idx = torch.where(slot < count, order[..., :_MAX_SORTED], pad)
+    idx = torch.where(slot < count, torch.cat([order, order[..., :1]], -1), pad)
     idx = torch.where(slot == count, order[..., :1], idx)  # close the polygon
     idx = torch.where(num_valid.unsqueeze(-1) < 3, pad, idx)
     return idx.to(torch.int32)

@@ -11,6 +11,7 @@ import inspect
 
 import pytest
 import torch
+from helpers.mmcv_reference import load_reference
 from torch.autograd import Function, gradcheck
 
 from mmpar.ops.ball_query import BallQuery, ball_query
@@ -585,3 +586,35 @@ def test_sync_batch_norm_function_in_one_process():
     ref_grads = torch.autograd.grad((ref * ref).sum(), (x, weight, bias))
     for got, expected in zip(grads, ref_grads):
         torch.testing.assert_close(got, expected)
+
+
+@pytest.mark.parametrize(
+    ("case", "function", "args"),
+    [
+        ("roi_align_function", "roi_align.RoIAlignFunction", ((2, 3), 0.8)),
+        (
+            "roi_align_rotated_function",
+            "roi_align_rotated.RoIAlignRotatedFunction",
+            (2, 1.0, 2, True, True),
+        ),
+    ],
+)
+def test_roi_functions_match_mmcv_full(case, function, args):
+    ref = load_reference("autograd_functions", case)
+    module_name, _, name = function.partition(".")
+    cls = getattr(importlib.import_module(f"mmpar.ops.{module_name}"), name)
+    x = ref["x"].clone().requires_grad_()
+    out = cls.apply(x, ref["rois"], *args)  # mmcv's positional call, its defaults after
+    torch.testing.assert_close(out, ref["out"])
+    out.backward(ref["grad_out"])
+    torch.testing.assert_close(x.grad, ref["grad_x"])
+
+
+def test_nms_functions_match_mmcv_full():
+    ref = load_reference("autograd_functions", "nms_functions")
+    boxes, scores = ref["boxes"], ref["scores"]
+    assert torch.equal(NMSop.apply(boxes, scores, 0.4, 0, 0.2, 10), ref["nms_inds"])
+    for code in (0, 1, 2):
+        dets, inds = SoftNMSop.apply(boxes, scores, 0.3, 0.5, 0.05, code, 0)
+        assert torch.equal(inds, ref[f"soft_inds_{code}"])
+        torch.testing.assert_close(dets[: len(inds)], ref[f"soft_dets_{code}"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers.mmcv_reference import load_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,10 +42,10 @@ def _random_boxes(g, n):
 
 def test_hand_made_squares():
     points, valid = box_intersection(SQUARE_A, SQUARE_B)
-    assert points.shape == (1, 1, 4, 4, 2) and valid.shape == (1, 1, 4, 4)
+    assert points.shape == (1, 1, 4, 4, 1, 2) and valid.shape == (1, 1, 4, 4, 1)  # as mmcv's
     # Edge 1 of A (x = 2) meets edge 0 of B (y = 1); edge 2 of A (y = 2) meets edge 3 of B.
-    assert valid.nonzero()[:, 2:].tolist() == [[1, 0], [2, 3]]
-    assert points[0, 0, 1, 0].tolist() == [2.0, 1.0] and points[0, 0, 2, 3].tolist() == [1, 2]
+    assert valid.nonzero()[:, 2:4].tolist() == [[1, 0], [2, 3]]
+    assert points[0, 0, 1, 0, 0].tolist() == [2, 1] and points[0, 0, 2, 3, 0].tolist() == [1, 2]
     assert not points[~valid].any()
     assert box1_in_box2(SQUARE_A, SQUARE_B).tolist() == [[[False, False, True, False]]]
     a_in_b, b_in_a = box_in_box(SQUARE_A, SQUARE_B)
@@ -98,6 +99,22 @@ def test_matches_diff_iou_rotated_2d_with_gradients():
     torch.testing.assert_close(grad[:, 5:], ref_grad[:, 5:], rtol=1e-5, atol=1e-5)
 
 
+def test_nearly_equal_boxes():
+    # Corners and crossings a rounding error apart, crossings along nearly collinear edges:
+    # more candidates than mmcv's 9 slots hold, where its kernel writes past them.
+    g = torch.Generator().manual_seed(1)
+    box1 = _random_boxes(g, 2000)
+    noise = torch.randn(1, 2000, 5, generator=g, dtype=torch.float64) * 1e-7
+    box2 = box1 + noise * torch.tensor([1.0, 1, 0, 0, 1])
+    box3 = box1.clone()
+    box3[..., 4] += torch.randint(0, 4, (1, 2000), generator=g) * (torch.pi / 2)
+    for other in (box2, box3):
+        # mmcv's 1e-6 containment tolerance bounds the difference.
+        torch.testing.assert_close(
+            _iou(box1, other), diff_iou_rotated_2d(box1, other), rtol=0, atol=1e-5
+        )
+
+
 _coordinate = st.floats(-3, 3)
 _size = st.floats(0.2, 3)
 _angle = st.floats(0, 6.3)
@@ -114,9 +131,28 @@ def test_property_area_is_the_polygon_intersection(first, second):
     area, _ = oriented_box_intersection_2d(box2corners(box1), box2corners(box2))
     expected = diff_iou_rotated_2d(box1, box2)
     union = box1[..., 2] * box1[..., 3] + box2[..., 2] * box2[..., 3] - area
-    # EPSILON in the crossing points (mmcv's) moves them by about EPSILON / |det|.
-    assert area / union == pytest.approx(expected, abs=1e-6)
+    # mmcv's tolerance: a corner within 1e-6 of a side's length outside the other box counts
+    # as inside.
+    assert area / union == pytest.approx(expected, abs=1e-5)
 
 
 def test_epsilon_is_mmcvs():
     assert EPSILON == 1e-8
+
+
+def test_steps_match_mmcv_full():
+    ref = load_reference("autograd_functions", "diff_iou_steps")
+    corners1, corners2 = box2corners(ref["box1"]), box2corners(ref["box2"])
+    torch.testing.assert_close(corners1, ref["corners1"])
+    torch.testing.assert_close(corners2, ref["corners2"])
+    points, valid = box_intersection(ref["corners1"], ref["corners2"])
+    assert torch.equal(valid, ref["valid"]) and ref["valid"].any()
+    torch.testing.assert_close(points, ref["points"])
+    c12, c21 = box_in_box(ref["corners1"], ref["corners2"])
+    assert torch.equal(c12, ref["c12"]) and torch.equal(c21, ref["c21"])
+    vertices, mask = build_vertices(ref["corners1"], ref["corners2"], c12, c21, points, valid)
+    torch.testing.assert_close(vertices, ref["vertices"])
+    assert torch.equal(mask, ref["mask"])
+    area, polygon = calculate_area(ref["idx"], ref["vertices"])
+    torch.testing.assert_close(area, ref["area"])
+    torch.testing.assert_close(polygon, ref["polygon"])
