@@ -14,11 +14,18 @@ Three kinds of names (the table in ``docs/migrating_from_mmcv.md`` lists each):
   one raises :class:`UnsupportedOpError` (a ``NotImplementedError``) naming the op and what
   to use instead.
 
+Each op module also has the rest of its mmcv module's names: mmcv's autograd ``Function``
+classes (``mmpar.ops.roi_align.RoIAlignFunction``, ``mmpar.ops.nms.NMSop``, ...; see
+``mmpar.ops._autograd``) and the helpers mmcv imports there.
+
 Importing this package registers what importing ``mmcv.ops`` did: ``'DCN'``, ``'DCNv2'``,
 ``'SAC'`` and the sparse convolutions in ``CONV_LAYERS``, ``'MMSyncBN'`` in ``NORM_LAYERS``,
 ``'carafe'`` in ``UPSAMPLE_LAYERS``, ``CrissCrossAttention`` in ``PLUGIN_LAYERS`` and
 ``MultiScaleDeformableAttention`` in ``ATTENTION``.
 """
+
+# mmcv.ops has it (mmcv.utils'); mmcv defines its *_MLU layers only when it is True.
+from mmpar.utils import IS_MLU_AVAILABLE as IS_MLU_AVAILABLE
 
 from ._unsupported import UnsupportedOpError
 from .active_rotated_filter import active_rotated_filter

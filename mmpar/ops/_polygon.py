@@ -186,7 +186,7 @@ def pairwise_iou(
     aligned: bool,
     upper_only: bool = False,
 ) -> Tensor:
-    """IoU (or IoF) of convex boxes, every pair or row ``i`` with row ``i`` when ``aligned``.
+    """IoU (IoF, or area) of convex boxes' overlaps, every pair or row ``i`` with row ``i``.
 
     Only the pairs whose enclosing circles meet are measured (the others are 0), in batches
     of a bounded size.
@@ -198,7 +198,8 @@ def pairwise_iou(
         circles: Maps boxes ``(K, d)`` to enclosing circles ``(center (K, 2), radius (K,))``.
         boxes1: Boxes ``(N, d)``.
         boxes2: Boxes ``(M, d)``.
-        mode: ``'iou'`` or ``'iof'`` (over the area of the ``boxes1`` box).
+        mode: ``'iou'``, ``'iof'`` (over the area of the ``boxes1`` box) or ``'area'`` (the
+            intersection area itself).
         aligned: Compare row ``i`` with row ``i`` only.
         upper_only: Measure only the pairs ``j > i`` (what greedy NMS reads); the rest are 0.
 
@@ -235,7 +236,10 @@ def pairwise_iou(
 def _iou(corners: CornersFn, boxes1: Tensor, boxes2: Tensor, mode: str) -> Tensor:
     poly1, poly2, area1, area2 = corners(boxes1, boxes2)
     inter = convex_intersection_area(poly1, poly2)
-    base = area1 if mode == "iof" else area1 + area2 - inter
+    if mode == "area":
+        base = torch.ones_like(inter)
+    else:
+        base = area1 if mode == "iof" else area1 + area2 - inter
     degenerate = (area1 < 1e-14) | (area2 < 1e-14)
     safe_base = torch.where(degenerate, torch.ones_like(base), base)
     return torch.where(degenerate, torch.zeros_like(inter), inter / safe_base)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["active_rotated_filter"]
+from ._autograd import op_function
+
+__all__ = ["ActiveRotatedFilterFunction", "active_rotated_filter"]
 
 
 def active_rotated_filter(input: Tensor, indices: Tensor) -> Tensor:  # noqa: A002 (mmcv's name)
@@ -66,3 +68,8 @@ def active_rotated_filter(input: Tensor, indices: Tensor) -> Tensor:  # noqa: A0
     return output.permute(0, 3, 1, 2).reshape(
         out_planes * rotations, in_planes * orientations, height, width
     )
+
+
+ActiveRotatedFilterFunction = op_function(
+    "ActiveRotatedFilterFunction", active_rotated_filter, __name__
+)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ._autograd import op_function
 from ._points_common import check, check_points
 
-__all__ = ["assign_score_withk"]
+__all__ = ["AssignScoreWithK", "assign_score_withk"]
 
 
 def assign_score_withk(
@@ -86,3 +87,6 @@ def assign_score_withk(
     diff = point_features[rows, safe] - center_features[rows, centre]
     diff = torch.where(valid[..., None, None], diff, 0)
     return torch.einsum("bnkm,bnkmo->bonk", scores, diff)
+
+
+AssignScoreWithK = op_function("AssignScoreWithK", assign_score_withk, __name__)

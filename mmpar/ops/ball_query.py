@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ._autograd import op_function
 from ._points_common import (
     batch_counts,
     check,
@@ -21,7 +22,7 @@ from ._points_common import (
     squared_distances,
 )
 
-__all__ = ["ball_query"]
+__all__ = ["BallQuery", "ball_query"]
 
 _OP = "ball_query"
 
@@ -142,3 +143,6 @@ def ball_query(
 
         idx = _query(xyz, center_xyz, sample_num, keep, 0)
         return idx.to(torch.int32)
+
+
+BallQuery = op_function("BallQuery", ball_query, __name__)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from mmpar.utils.compat_errors import CheckValueError
+
 __all__ = ["bbox_overlaps"]
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise CheckValueError(f"bbox_overlaps: {message}")
 
 
 def bbox_overlaps(
@@ -23,14 +30,25 @@ def bbox_overlaps(
 
     Returns:
         ``(M, N)``, or ``(M,)`` when ``aligned``.
+
+    Raises:
+        CheckValueError: (a ``ValueError`` and, as mmcv asserts, an ``AssertionError``) for an
+            unknown ``mode`` or ``offset``, boxes that are not ``(n, 4)``, or ``aligned`` with
+            unequal box counts.
     """
-    assert mode in ("iou", "iof"), f"mode must be 'iou' or 'iof', got {mode!r}"
-    assert bboxes1.size(-1) == 4 or bboxes1.size(0) == 0, "bboxes1 must be (M, 4)"
-    assert bboxes2.size(-1) == 4 or bboxes2.size(0) == 0, "bboxes2 must be (N, 4)"
-    assert offset in (0, 1), f"offset must be 0 or 1, got {offset}"
+    _check(mode in ("iou", "iof"), f"mode must be 'iou' or 'iof', got {mode!r}")
+    for name, boxes in (("bboxes1", bboxes1), ("bboxes2", bboxes2)):
+        _check(
+            boxes.size(-1) == 4 or boxes.size(0) == 0,
+            f"{name} must be (n, 4) boxes x1, y1, x2, y2, got shape {tuple(boxes.shape)}",
+        )
+    _check(offset in (0, 1), f"offset must be 0 or 1, got {offset!r}")
     rows, cols = bboxes1.size(0), bboxes2.size(0)
-    if aligned:
-        assert rows == cols, "aligned overlaps need as many boxes in both sets"
+    _check(
+        not aligned or rows == cols,
+        f"aligned=True pairs box i of bboxes1 with box i of bboxes2, so it needs as many boxes "
+        f"in both, got {rows} and {cols}; use aligned=False for every pair",
+    )
     if rows * cols == 0:
         return bboxes1.new_zeros(rows if aligned else (rows, cols))
     if not aligned:

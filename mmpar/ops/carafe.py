@@ -15,7 +15,17 @@ from torch import Tensor, nn
 from mmpar.cnn.bricks.registry import UPSAMPLE_LAYERS
 from mmpar.runner.model_setup.weight_init import normal_init, xavier_init
 
-__all__ = ["CARAFE", "CARAFENaive", "CARAFEPack", "carafe", "carafe_naive"]
+from ._autograd import op_function
+
+__all__ = [
+    "CARAFE",
+    "CARAFEFunction",
+    "CARAFENaive",
+    "CARAFENaiveFunction",
+    "CARAFEPack",
+    "carafe",
+    "carafe_naive",
+]
 
 
 def carafe(
@@ -158,3 +168,9 @@ class CARAFEPack(nn.Module):
         """Upsample ``x`` (N, C, H, W) to (N, C, H * s, W * s)."""
         mask = self.kernel_normalizer(self.content_encoder(self.channel_compressor(x)))
         return self.feature_reassemble(x, mask)
+
+
+CARAFENaiveFunction = op_function("CARAFENaiveFunction", carafe_naive, __name__)
+
+
+CARAFEFunction = op_function("CARAFEFunction", carafe, __name__)

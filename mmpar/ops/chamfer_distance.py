@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ._autograd import op_function
 from ._points_common import check_pair, check_points, chunk_ranges, squared_distances
 
-__all__ = ["chamfer_distance"]
+__all__ = ["ChamferDistanceFunction", "chamfer_distance"]
 
 
 def _nearest(src: Tensor, dst: Tensor) -> Tensor:
@@ -56,3 +57,6 @@ def chamfer_distance(xyz1: Tensor, xyz2: Tensor) -> tuple[Tensor, Tensor, Tensor
     dist1 = _sq_dist_to(xyz1, xyz2, idx1) if xyz2.shape[1] else xyz1.new_zeros(xyz1.shape[:2])
     dist2 = _sq_dist_to(xyz2, xyz1, idx2) if xyz1.shape[1] else xyz2.new_zeros(xyz2.shape[:2])
     return dist1, dist2, idx1.to(torch.int32), idx2.to(torch.int32)
+
+
+ChamferDistanceFunction = op_function("ChamferDistanceFunction", chamfer_distance, __name__)

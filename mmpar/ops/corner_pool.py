@@ -5,7 +5,15 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-__all__ = ["CornerPool"]
+from ._autograd import op_function
+
+__all__ = [
+    "BottomPoolFunction",
+    "CornerPool",
+    "LeftPoolFunction",
+    "RightPoolFunction",
+    "TopPoolFunction",
+]
 
 
 class CornerPool(nn.Module):
@@ -42,3 +50,21 @@ class CornerPool(nn.Module):
             x = x.flip(dim)
         pooled = torch.cummax(x, dim=dim)[0]
         return pooled.flip(dim) if flip else pooled
+
+
+def _pool_function(mode: str) -> type:
+    # mmcv's <Mode>PoolFunction.apply(input) is CornerPool(mode)(input).
+    layer = CornerPool(mode)
+
+    def corner_pool(input: Tensor) -> Tensor:  # noqa: A002 (mmcv's argument name)
+        return layer(input)
+
+    name = f"{mode.capitalize()}PoolFunction"
+    doc = f"mmcv's autograd ``Function`` of ``CornerPool('{mode}')``."
+    return op_function(name, corner_pool, __name__, doc=doc)
+
+
+TopPoolFunction = _pool_function("top")
+BottomPoolFunction = _pool_function("bottom")
+LeftPoolFunction = _pool_function("left")
+RightPoolFunction = _pool_function("right")

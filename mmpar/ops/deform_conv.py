@@ -7,6 +7,8 @@ its offsets to torchvision unchanged).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 import torchvision
@@ -15,9 +17,21 @@ from torch.nn.modules.utils import _pair, _single
 
 from mmpar.cnn import CONV_LAYERS
 from mmpar.cnn.types import IntPair
-from mmpar.utils import deprecated_api_warning
 
-__all__ = ["DeformConv2d", "DeformConv2dPack", "deform_conv2d"]
+# IS_MLU_AVAILABLE, digit_version, print_log: mmcv's module has them too (from mmcv.utils).
+from mmpar.utils import IS_MLU_AVAILABLE, deprecated_api_warning, digit_version, print_log
+
+from ._autograd import op_function
+
+__all__ = [
+    "IS_MLU_AVAILABLE",
+    "DeformConv2d",
+    "DeformConv2dFunction",
+    "DeformConv2dPack",
+    "deform_conv2d",
+    "digit_version",
+    "print_log",
+]
 
 
 def deform_conv2d(
@@ -335,3 +349,16 @@ class DeformConv2dPack(DeformConv2d):
             ``(N, C_out, H_out, W_out)``.
         """
         return self._deform_conv(x, self.conv_offset(x))
+
+
+DeformConv2dFunction = op_function("DeformConv2dFunction", deform_conv2d, __name__)
+
+
+def __getattr__(name: str) -> Any:
+    # mmcv's module imports ModulatedDeformConv2dFunction from modulated_deform_conv, which
+    # here imports this module: it is served on first access instead of at import time.
+    if name == "ModulatedDeformConv2dFunction":
+        from .modulated_deform_conv import ModulatedDeformConv2dFunction
+
+        return ModulatedDeformConv2dFunction
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

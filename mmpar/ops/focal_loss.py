@@ -15,7 +15,16 @@ import torch.nn.functional as F
 import torchvision
 from torch import Tensor, nn
 
-__all__ = ["SigmoidFocalLoss", "SoftmaxFocalLoss", "sigmoid_focal_loss", "softmax_focal_loss"]
+from ._autograd import op_function
+
+__all__ = [
+    "SigmoidFocalLoss",
+    "SigmoidFocalLossFunction",
+    "SoftmaxFocalLoss",
+    "SoftmaxFocalLossFunction",
+    "sigmoid_focal_loss",
+    "softmax_focal_loss",
+]
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -155,3 +164,9 @@ class SoftmaxFocalLoss(_FocalLoss):
     """:func:`softmax_focal_loss` as a layer. Arguments as :class:`SigmoidFocalLoss`."""
 
     _loss = staticmethod(softmax_focal_loss)
+
+
+SigmoidFocalLossFunction = op_function("SigmoidFocalLossFunction", sigmoid_focal_loss, __name__)
+
+
+SoftmaxFocalLossFunction = op_function("SoftmaxFocalLossFunction", softmax_focal_loss, __name__)

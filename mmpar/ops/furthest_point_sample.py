@@ -12,9 +12,15 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from ._autograd import op_function
 from ._points_common import check, check_points
 
-__all__ = ["furthest_point_sample", "furthest_point_sample_with_dist"]
+__all__ = [
+    "FurthestPointSampling",
+    "FurthestPointSamplingWithDist",
+    "furthest_point_sample",
+    "furthest_point_sample_with_dist",
+]
 
 
 def _check_num(op: str, num_points: object) -> int:
@@ -110,3 +116,11 @@ def furthest_point_sample_with_dist(points_dist: Tensor, num_points: int) -> Ten
     rows = torch.arange(points_dist.shape[0], device=points_dist.device)
     with torch.no_grad():
         return _sample(points_dist[:, 0], lambda last: points_dist[rows, last], num_points)
+
+
+FurthestPointSampling = op_function("FurthestPointSampling", furthest_point_sample, __name__)
+
+
+FurthestPointSamplingWithDist = op_function(
+    "FurthestPointSamplingWithDist", furthest_point_sample_with_dist, __name__
+)

@@ -10,7 +10,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["FusedBiasLeakyReLU", "bias_leakyrelu_ref", "fused_bias_leakyrelu"]
+from ._autograd import op_function
+
+__all__ = [
+    "FusedBiasLeakyReLU",
+    "FusedBiasLeakyReLUFunction",
+    "FusedBiasLeakyReLUFunctionBackward",
+    "bias_leakyrelu_ref",
+    "fused_bias_leakyrelu",
+]
 
 
 def fused_bias_leakyrelu(
@@ -67,3 +75,31 @@ class FusedBiasLeakyReLU(nn.Module):
 
 #: mmcv's name for its PyTorch path of :func:`fused_bias_leakyrelu`.
 bias_leakyrelu_ref = fused_bias_leakyrelu
+
+
+FusedBiasLeakyReLUFunction = op_function(
+    "FusedBiasLeakyReLUFunction", fused_bias_leakyrelu, __name__
+)
+
+
+def _leakyrelu_backward(
+    grad_output: Tensor, out: Tensor, negative_slope: float, scale: float
+) -> tuple[Tensor, Tensor]:
+    # The activation's slope at each output (its sign is the input's), times the scale.
+    slope = torch.where(out > 0, scale, negative_slope * scale).to(grad_output.dtype)
+    grad_input = grad_output * slope
+    grad_bias = grad_input.sum([0, *range(2, grad_output.ndim)])
+    return grad_input, grad_bias
+
+
+FusedBiasLeakyReLUFunctionBackward = op_function(
+    "FusedBiasLeakyReLUFunctionBackward",
+    _leakyrelu_backward,
+    __name__,
+    doc="""The backward of :func:`fused_bias_leakyrelu` as mmcv's autograd function.
+
+    ``apply(grad_output, out, negative_slope, scale)`` gives ``(grad_input, grad_bias)``, the
+    gradients of the op's input and bias given ``out``, the op's output; it is itself
+    differentiable in ``grad_output`` (double backward).
+    """,
+)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from torch import Tensor
 
+from ._autograd import op_function
 from ._points_common import check, check_indices, check_points
 
-__all__ = ["gather_points"]
+__all__ = ["GatherPoints", "gather_points"]
 
 
 def gather_points(features: Tensor, indices: Tensor) -> Tensor:
@@ -37,3 +38,6 @@ def gather_points(features: Tensor, indices: Tensor) -> Tensor:
     )
     idx = check_indices(indices, n, op, "indices")
     return features.gather(2, idx.unsqueeze(1).expand(batch, channels, idx.shape[1]))
+
+
+GatherPoints = op_function("GatherPoints", gather_points, __name__)

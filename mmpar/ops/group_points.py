@@ -10,11 +10,12 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from ._autograd import op_function
 from ._points_common import batch_counts, check, check_indices, check_points
 from .ball_query import ball_query
 from .knn import knn
 
-__all__ = ["GroupAll", "QueryAndGroup", "grouping_operation"]
+__all__ = ["GroupAll", "GroupingOperation", "QueryAndGroup", "grouping_operation"]
 
 _OP = "grouping_operation"
 
@@ -250,3 +251,6 @@ class GroupAll(nn.Module):
         if self.use_xyz:
             return torch.cat([grouped_xyz, grouped_features], dim=1)
         return grouped_features
+
+
+GroupingOperation = op_function("GroupingOperation", grouping_operation, __name__)

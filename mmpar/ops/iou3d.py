@@ -2,7 +2,8 @@
 
 Boxes are ``(x, y, z, dx, dy, dz, heading)`` (``boxes_overlap_bev``, ``boxes_iou3d``,
 ``nms3d``, ``nms3d_normal``) or, for mmcv's deprecated BEV functions, ``(x1, y1, x2, y2, ry)``.
-The rotated overlaps are exact polygon intersections (``mmpar.ops._bev_overlap``).
+The rotated overlaps are exact polygon intersections, the same as ``box_iou_rotated``'s
+(``mmpar.ops._bev_overlap`` on ``mmpar.ops._polygon``).
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ._autograd import op_function
 from ._points_common import check, check_points, chunk_ranges, squared_distances
 
-__all__ = ["knn"]
+__all__ = ["KNN", "knn"]
 
 
 def knn(
@@ -71,3 +72,6 @@ def knn(
             d2 = squared_distances(center_xyz[:, start:stop], xyz)
             out[:, start:stop, :taken] = d2.topk(taken, dim=-1, largest=False, sorted=True)[1]
     return out.to(torch.int32).transpose(2, 1).contiguous()
+
+
+KNN = op_function("KNN", knn, __name__)

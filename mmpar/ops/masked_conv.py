@@ -12,7 +12,9 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.modules.utils import _pair
 
-__all__ = ["MaskedConv2d", "masked_conv2d"]
+from ._autograd import op_function
+
+__all__ = ["MaskedConv2d", "MaskedConv2dFunction", "masked_conv2d"]
 
 
 def _masked_conv(
@@ -106,3 +108,6 @@ class MaskedConv2d(nn.Conv2d):
             self.dilation,
             self.groups,
         )
+
+
+MaskedConv2dFunction = op_function("MaskedConv2dFunction", masked_conv2d, __name__)

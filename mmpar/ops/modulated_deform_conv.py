@@ -17,8 +17,11 @@ from torch.nn.modules.utils import _pair
 
 from mmpar.cnn import CONV_LAYERS
 from mmpar.cnn.types import IntPair
-from mmpar.utils import deprecated_api_warning
 
+# IS_MLU_AVAILABLE, digit_version, print_log: mmcv's module has them too (from mmcv.utils).
+from mmpar.utils import IS_MLU_AVAILABLE, deprecated_api_warning, digit_version, print_log
+
+from ._autograd import op_function
 from .deform_conv import (
     _check_groups,
     _offset_conv,
@@ -26,7 +29,15 @@ from .deform_conv import (
     mmcv_offset_gradient,
 )
 
-__all__ = ["ModulatedDeformConv2d", "ModulatedDeformConv2dPack", "modulated_deform_conv2d"]
+__all__ = [
+    "IS_MLU_AVAILABLE",
+    "ModulatedDeformConv2d",
+    "ModulatedDeformConv2dFunction",
+    "ModulatedDeformConv2dPack",
+    "digit_version",
+    "modulated_deform_conv2d",
+    "print_log",
+]
 
 
 def modulated_deform_conv2d(
@@ -189,3 +200,8 @@ class ModulatedDeformConv2dPack(ModulatedDeformConv2d):
         """
         o1, o2, mask = torch.chunk(self.conv_offset(x), 3, dim=1)
         return super().forward(x, torch.cat((o1, o2), dim=1), torch.sigmoid(mask))
+
+
+ModulatedDeformConv2dFunction = op_function(
+    "ModulatedDeformConv2dFunction", modulated_deform_conv2d, __name__
+)

@@ -2,7 +2,7 @@
 
 mmcv runs a CUDA kernel on the GPU and :func:`multi_scale_deformable_attn_pytorch` elsewhere;
 both compute the same thing, so here the PyTorch path serves every device and
-:class:`MultiScaleDeformableAttnFunction` is kept as a name that forwards to it.
+:class:`MultiScaleDeformableAttnFunction` is a ``Function`` that runs it.
 """
 
 from __future__ import annotations
@@ -18,9 +18,15 @@ from torch import Tensor, nn
 from mmpar.cnn.bricks.registry import ATTENTION
 from mmpar.runner.base_module import BaseModule
 from mmpar.runner.model_setup.weight_init import constant_init, xavier_init
-from mmpar.utils import deprecated_api_warning
+
+# IS_*_AVAILABLE: mmcv's module has these names too (imported there from mmcv.utils).
+from mmpar.utils import IS_CUDA_AVAILABLE, IS_MLU_AVAILABLE, deprecated_api_warning
+
+from ._autograd import op_function
 
 __all__ = [
+    "IS_CUDA_AVAILABLE",
+    "IS_MLU_AVAILABLE",
     "MultiScaleDeformableAttention",
     "MultiScaleDeformableAttnFunction",
     "multi_scale_deformable_attn_pytorch",
@@ -74,42 +80,35 @@ def multi_scale_deformable_attn_pytorch(
     return output.transpose(1, 2).contiguous()
 
 
-class MultiScaleDeformableAttnFunction:
-    """mmcv's autograd function of the CUDA kernel; here it runs the PyTorch implementation.
+def _attention(
+    value: Tensor,
+    value_spatial_shapes: Tensor,
+    value_level_start_index: Tensor,
+    sampling_locations: Tensor,
+    attention_weights: Tensor,
+    im2col_step: Any = None,
+) -> Tensor:
+    # value_level_start_index is implied by the shapes, and im2col_step is the CUDA kernel's
+    # batching step. Like mmcv, locations and weights follow value's dtype (AMP casts value).
+    return multi_scale_deformable_attn_pytorch(
+        value,
+        value_spatial_shapes,
+        sampling_locations.type_as(value),
+        attention_weights.type_as(value),
+    )
 
-    Only ``apply`` is provided (with mmcv's arguments); autograd flows through PyTorch's own
-    operations, so there is no hand-written backward.
-    """
 
-    @staticmethod
-    def apply(
-        value: Tensor,
-        value_spatial_shapes: Tensor,
-        value_level_start_index: Tensor,
-        sampling_locations: Tensor,
-        attention_weights: Tensor,
-        im2col_step: Any = None,
-    ) -> Tensor:
-        """Compute the attention (``value_level_start_index`` and ``im2col_step`` are unused).
+MultiScaleDeformableAttnFunction = op_function(
+    "MultiScaleDeformableAttnFunction",
+    _attention,
+    __name__,
+    doc="""mmcv's autograd function of its CUDA kernel; here it runs the PyTorch path.
 
-        Args:
-            value: See :func:`multi_scale_deformable_attn_pytorch`.
-            value_spatial_shapes: See :func:`multi_scale_deformable_attn_pytorch`.
-            value_level_start_index: Start of each level in ``value`` (implied by the shapes).
-            sampling_locations: See :func:`multi_scale_deformable_attn_pytorch`.
-            attention_weights: See :func:`multi_scale_deformable_attn_pytorch`.
-            im2col_step: The CUDA kernel's batching step; no meaning here.
-
-        Returns:
-            The attended values, shape (bs, num_queries, embed_dims).
-        """
-        # Like mmcv: locations and weights follow value's dtype (AMP casts only value).
-        return multi_scale_deformable_attn_pytorch(
-            value,
-            value_spatial_shapes,
-            sampling_locations.type_as(value),
-            attention_weights.type_as(value),
-        )
+    ``apply(value, value_spatial_shapes, value_level_start_index, sampling_locations,
+    attention_weights, im2col_step)`` gives the attended values ``(bs, num_queries,
+    embed_dims)``, as :func:`multi_scale_deformable_attn_pytorch`.
+    """,
+)
 
 
 @ATTENTION.register_module()

@@ -15,11 +15,22 @@ from torch import Tensor
 
 from mmpar.utils import deprecated_api_warning
 
+from ._autograd import op_function
 from ._polygon import pairwise_iou
 from .box_iou_quadri import quadri_circles, quadri_corners
 from .box_iou_rotated import check_boxes, rotated_circles, rotated_corners
 
-__all__ = ["batched_nms", "nms", "nms_match", "nms_quadri", "nms_rotated", "soft_nms"]
+__all__ = [
+    "NMSop",
+    "SoftNMSop",
+    "array_like_type",
+    "batched_nms",
+    "nms",
+    "nms_match",
+    "nms_quadri",
+    "nms_rotated",
+    "soft_nms",
+]
 
 ArrayLike = Union[Tensor, np.ndarray]  # noqa: UP007 (a runtime alias, kept for old typing)
 
@@ -533,3 +544,59 @@ def nms_quadri(
 
 
 _NMS_OPS.update(nms_rotated=nms_rotated, nms_quadri=nms_quadri)
+
+# mmcv's name for the alias.
+array_like_type = ArrayLike
+
+
+def _nms_indices(
+    bboxes: Tensor,
+    scores: Tensor,
+    iou_threshold: float,
+    offset: int,
+    score_threshold: float,
+    max_num: int,
+) -> Tensor:
+    return nms(bboxes, scores, iou_threshold, offset, score_threshold, max_num)[1]
+
+
+NMSop = op_function(
+    "NMSop",
+    _nms_indices,
+    __name__,
+    doc="mmcv's autograd ``Function`` of :func:`nms`, giving the kept indices only.",
+)
+
+
+# The method codes mmcv's soft_nms passes to its kernel.
+_SOFT_NMS_CODES = dict(enumerate(_SOFT_NMS_METHODS))
+
+
+def _soft_nms_padded(
+    boxes: Tensor,
+    scores: Tensor,
+    iou_threshold: float,
+    sigma: float,
+    min_score: float,
+    method: int,
+    offset: int,
+) -> tuple[Tensor, Tensor]:
+    dets, inds = soft_nms(
+        boxes, scores, iou_threshold, sigma, min_score, _SOFT_NMS_CODES[int(method)], offset
+    )
+    # mmcv's kernel fills the first len(inds) rows of an (N, 5) buffer; the rest are zeros here.
+    padded = dets.new_zeros((boxes.size(0), 5))
+    padded[: dets.size(0)] = dets
+    return padded, inds
+
+
+SoftNMSop = op_function(
+    "SoftNMSop",
+    _soft_nms_padded,
+    __name__,
+    doc="""mmcv's autograd function of :func:`soft_nms` (no gradient).
+
+    Its ``method`` is the kernel's code (0 naive, 1 linear, 2 gaussian); it gives ``(dets,
+    inds)`` with ``dets`` ``(N, 5)``, of which the first ``len(inds)`` rows are the kept boxes.
+    """,
+)

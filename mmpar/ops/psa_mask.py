@@ -12,7 +12,9 @@ import torch
 from torch import Tensor, nn
 from torch.nn.modules.utils import _pair
 
-__all__ = ["PSAMask", "psa_mask"]
+from ._autograd import op_function
+
+__all__ = ["PSAMask", "PSAMaskFunction", "psa_mask"]
 
 _PSA_TYPES = {"collect": 0, "distribute": 1}
 
@@ -109,3 +111,6 @@ class PSAMask(nn.Module):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(psa_type={self.psa_type}, mask_size={self.mask_size})"
+
+
+PSAMaskFunction = op_function("PSAMaskFunction", psa_mask, __name__)

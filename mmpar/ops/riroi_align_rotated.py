@@ -16,9 +16,10 @@ from torch import Tensor, nn
 
 from mmpar.utils import is_tuple_of
 
+from ._autograd import op_function
 from .roi_align_rotated import check_rotated_rois, pool_rotated_rois, rotated_roi_samples
 
-__all__ = ["RiRoIAlignRotated", "riroi_align_rotated"]
+__all__ = ["RiRoIAlignRotated", "RiRoIAlignRotatedFunction", "riroi_align_rotated"]
 
 
 def riroi_align_rotated(
@@ -121,3 +122,6 @@ class RiRoIAlignRotated(nn.Module):
             self.num_orientations,
             self.clockwise,
         )
+
+
+RiRoIAlignRotatedFunction = op_function("RiRoIAlignRotatedFunction", riroi_align_rotated, __name__)

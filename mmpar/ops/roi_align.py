@@ -12,10 +12,11 @@ from torch.nn.modules.utils import _pair
 
 from mmpar.utils import deprecated_api_warning
 
+from ._autograd import op_function
 from ._roi_align_max import roi_align_max
 from ._roi_checks import check_rois
 
-__all__ = ["RoIAlign", "roi_align"]
+__all__ = ["RoIAlign", "RoIAlignFunction", "roi_align"]
 
 
 def roi_align(
@@ -124,3 +125,6 @@ class RoIAlign(nn.Module):
             f"pool_mode={self.pool_mode}, aligned={self.aligned}, "
             f"use_torchvision={self.use_torchvision})"
         )
+
+
+RoIAlignFunction = op_function("RoIAlignFunction", roi_align, __name__)

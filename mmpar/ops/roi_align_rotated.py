@@ -13,9 +13,10 @@ from torch.nn.modules.utils import _pair
 
 from mmpar.utils import deprecated_api_warning
 
+from ._autograd import op_function
 from ._bilinear import bilinear_pool
 
-__all__ = ["RoIAlignRotated", "roi_align_rotated"]
+__all__ = ["RoIAlignRotated", "RoIAlignRotatedFunction", "roi_align_rotated"]
 
 
 def check_rotated_rois(name: str, features: Tensor, rois: Tensor) -> None:
@@ -212,3 +213,6 @@ class RoIAlignRotated(nn.Module):
             f"spatial_scale={self.spatial_scale}, sampling_ratio={self.sampling_ratio}, "
             f"aligned={self.aligned}, clockwise={self.clockwise})"
         )
+
+
+RoIAlignRotatedFunction = op_function("RoIAlignRotatedFunction", roi_align_rotated, __name__)

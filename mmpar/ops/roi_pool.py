@@ -14,9 +14,10 @@ import torch
 from torch import Tensor, nn
 from torch.nn.modules.utils import _pair
 
+from ._autograd import op_function
 from ._roi_checks import check_rois
 
-__all__ = ["RoIPool", "roi_pool"]
+__all__ = ["RoIPool", "RoIPoolFunction", "roi_pool"]
 
 # Gathered elements per block of RoIs: bounds memory at a few hundred MB in float32.
 _BLOCK_ELEMENTS = 1 << 24
@@ -141,3 +142,6 @@ class RoIPool(nn.Module):
             f"{type(self).__name__}(output_size={self.output_size}, "
             f"spatial_scale={self.spatial_scale})"
         )
+
+
+RoIPoolFunction = op_function("RoIPoolFunction", roi_pool, __name__)

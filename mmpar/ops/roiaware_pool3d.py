@@ -13,9 +13,10 @@ from torch import Tensor, nn
 
 from mmpar.utils import is_tuple_of
 
+from ._autograd import op_function
 from ._points_common import box_frame, check, check_points, in_boxes_mask
 
-__all__ = ["RoIAwarePool3d"]
+__all__ = ["RoIAwarePool3d", "RoIAwarePool3dFunction"]
 
 _OP = "RoIAwarePool3d"
 
@@ -164,3 +165,23 @@ class RoIAwarePool3d(nn.Module):
             self.max_pts_per_voxel,
             self.mode,
         )
+
+
+def _roiaware_pool(
+    rois: Tensor,
+    pts: Tensor,
+    pts_feature: Tensor,
+    out_size: int | tuple,
+    max_pts_per_voxel: int,
+    mode: int,
+) -> Tensor:
+    assert mode in (0, 1), f"{_OP}Function: mode must be 0 (max) or 1 (avg), got {mode!r}"
+    return RoIAwarePool3d(out_size, max_pts_per_voxel, ("max", "avg")[mode])(rois, pts, pts_feature)
+
+
+RoIAwarePool3dFunction = op_function(
+    "RoIAwarePool3dFunction",
+    _roiaware_pool,
+    __name__,
+    doc="""mmcv's autograd function of :class:`RoIAwarePool3d`; ``mode`` is 0 (max) or 1 (avg).""",
+)

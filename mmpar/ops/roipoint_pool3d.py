@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from ._autograd import op_function
 from ._points_common import check, check_points, first_true_indices, in_boxes_mask
 
-__all__ = ["RoIPointPool3d"]
+__all__ = ["RoIPointPool3d", "RoIPointPool3dFunction"]
 
 _OP = "RoIPointPool3d"
 
@@ -75,3 +76,17 @@ class RoIPointPool3d(nn.Module):
             pooled = table.gather(1, flat).view(*rows.shape, table.shape[2])
             pooled = pooled.masked_fill(empty[..., None, None], 0)
         return pooled.to(point_features.dtype), empty.to(torch.int32)
+
+
+def _roipoint_pool(
+    points: Tensor, point_features: Tensor, boxes3d: Tensor, num_sampled_points: int
+) -> tuple[Tensor, Tensor]:
+    return RoIPointPool3d(num_sampled_points)(points, point_features, boxes3d)
+
+
+RoIPointPool3dFunction = op_function(
+    "RoIPointPool3dFunction",
+    _roipoint_pool,
+    __name__,
+    doc="""mmcv's autograd function of :class:`RoIPointPool3d` (no gradient, as in mmcv).""",
+)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ._autograd import op_function
 from ._bilinear import bilinear_pool
 
-__all__ = ["rotated_feature_align"]
+__all__ = ["RotatedFeatureAlignFunction", "rotated_feature_align"]
 
 
 def rotated_feature_align(
@@ -60,3 +61,8 @@ def rotated_feature_align(
     batch = torch.arange(count, device=features.device).repeat_interleave(height * width)
     samples = bilinear_pool(features, batch, y, x, y.new_ones(()).expand_as(y))
     return features + samples.view(count, height, width, channels).permute(0, 3, 1, 2)
+
+
+RotatedFeatureAlignFunction = op_function(
+    "RotatedFeatureAlignFunction", rotated_feature_align, __name__
+)

@@ -18,9 +18,12 @@ from torch.nn.modules.utils import _pair
 from mmpar.cnn import CONV_LAYERS, ConvAWS2d, constant_init
 from mmpar.cnn.types import IntPair
 
+# mmcv's module has these names too (from mmcv.utils).
+from mmpar.utils import TORCH_VERSION, digit_version
+
 from .deform_conv import deform_conv2d
 
-__all__ = ["SAConv2d"]
+__all__ = ["TORCH_VERSION", "SAConv2d", "digit_version"]
 
 
 @CONV_LAYERS.register_module(name="SAC")

@@ -21,7 +21,9 @@ from torch import Tensor, nn
 
 from mmpar.cnn.bricks.registry import NORM_LAYERS
 
-__all__ = ["SyncBatchNorm"]
+from ._autograd import op_function
+
+__all__ = ["SyncBatchNorm", "SyncBatchNormFunction", "synced_batch_norm"]
 
 
 class _AllReduceSum(torch.autograd.Function):
@@ -132,42 +134,18 @@ class SyncBatchNorm(nn.SyncBatchNorm):
         return self._synced_forward(input, factor)
 
     def _synced_forward(self, input: Tensor, factor: float) -> Tensor:
-        group = self.group if self.group is not None else dist.group.WORLD
-        world = self.group_size
-        batch = input.size(0)
-        x = input.flatten(2)  # (N, C, L)
-        if x.dtype in (torch.float16, torch.bfloat16):
-            x = x.float()  # statistics in float32 at least, as mmcv's kernel
-        channels = x.size(1)
-        # 'default': every rank's statistic has weight 1 (divided by the group size);
-        # 'N': weight = the rank's batch size (divided by the total batch).
-        rank_weight = float(batch) if self.stats_mode == "N" else 1.0
-        has_data = 1.0 if batch > 0 else 0.0
-        local_mean = x.mean((0, 2)) if batch > 0 else x.new_zeros(channels)
-        # Reduced with the mean: the batch flag (weighted) and the element count.
-        extra = x.new_tensor([has_data * rank_weight, batch * x.size(2)])
-        reduced = _AllReduceSum.apply(torch.cat([local_mean * rank_weight, extra]), group)
-        total = reduced[channels].detach()
-        count = int(reduced[channels + 1])
-        divisor = total.clamp(min=1) if self.stats_mode == "N" else float(world)
-        mean = reduced[:channels] / divisor
-
-        centred = x - mean.view(1, -1, 1)
-        local_var = centred.pow(2).mean((0, 2)) if batch > 0 else x.new_zeros(channels)
-        var = _AllReduceSum.apply(local_var * rank_weight, group) / divisor
-
-        inv_std = torch.rsqrt(var + self.eps)
-        out = centred * inv_std.view(1, -1, 1)
-        if self.affine:
-            out = out * self.weight.view(1, -1, 1) + self.bias.view(1, -1, 1)
-        if self.track_running_stats and self.running_mean is not None and bool(total > 0):
-            with torch.no_grad():
-                # The element count of the whole group (mmcv uses its local count times the
-                # group size, so its ranks disagree when batches differ).
-                unbiased = var * count / (count - 1) if count > 1 else var
-                self.running_mean.mul_(1 - factor).add_(mean.detach(), alpha=factor)
-                self.running_var.mul_(1 - factor).add_(unbiased.detach(), alpha=factor)
-        return out.to(input.dtype).view_as(input)
+        return synced_batch_norm(
+            input,
+            self.running_mean if self.track_running_stats else None,
+            self.running_var if self.track_running_stats else None,
+            self.weight if self.affine else None,
+            self.bias if self.affine else None,
+            factor,
+            self.eps,
+            self.group if self.group is not None else dist.group.WORLD,
+            self.group_size,
+            self.stats_mode,
+        )
 
     def __repr__(self) -> str:
         return (
@@ -176,3 +154,92 @@ class SyncBatchNorm(nn.SyncBatchNorm):
             f"track_running_stats={self.track_running_stats}, group_size={self.group_size}, "
             f"stats_mode={self.stats_mode})"
         )
+
+
+def synced_batch_norm(
+    input: Tensor,  # noqa: A002 (mmcv's argument name)
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    momentum: float,
+    eps: float,
+    group: Any,
+    group_size: int,
+    stats_mode: str,
+) -> Tensor:
+    """Batch norm of ``input`` (N, C, ...) with the batch statistics of a process group.
+
+    Updates ``running_mean`` and ``running_var`` (when given) by ``momentum``. With a group
+    of one (or no process group), the statistics are this process's.
+
+    Args:
+        input: The features.
+        running_mean: (C,) running mean, updated in place; None for none.
+        running_var: (C,) running (unbiased) variance, updated in place; None for none.
+        weight: (C,) scale, or None.
+        bias: (C,) shift, or None.
+        momentum: The running statistics' update factor.
+        eps: Added to the variance.
+        group: The process group.
+        group_size: The number of processes in ``group``.
+        stats_mode: ``'default'`` or ``'N'``, as :class:`SyncBatchNorm`.
+
+    Returns:
+        The normalised features, shaped and typed as ``input``.
+    """
+    synced = group_size > 1 and dist.is_available() and dist.is_initialized()
+    world = group_size if synced else 1
+
+    def reduce(tensor: Tensor) -> Tensor:
+        return _AllReduceSum.apply(tensor, group) if synced else tensor
+
+    batch = input.size(0)
+    x = input.flatten(2)  # (N, C, L)
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x = x.float()  # statistics in float32 at least, as mmcv's kernel
+    channels = x.size(1)
+    # 'default': every rank's statistic has weight 1 (divided by the group size);
+    # 'N': weight = the rank's batch size (divided by the total batch).
+    rank_weight = float(batch) if stats_mode == "N" else 1.0
+    has_data = 1.0 if batch > 0 else 0.0
+    local_mean = x.mean((0, 2)) if batch > 0 else x.new_zeros(channels)
+    # Reduced with the mean: the batch flag (weighted) and the element count.
+    extra = x.new_tensor([has_data * rank_weight, batch * x.size(2)])
+    reduced = reduce(torch.cat([local_mean * rank_weight, extra]))
+    total = reduced[channels].detach()
+    count = int(reduced[channels + 1])
+    divisor = total.clamp(min=1) if stats_mode == "N" else float(world)
+    mean = reduced[:channels] / divisor
+
+    centred = x - mean.view(1, -1, 1)
+    local_var = centred.pow(2).mean((0, 2)) if batch > 0 else x.new_zeros(channels)
+    var = reduce(local_var * rank_weight) / divisor
+
+    inv_std = torch.rsqrt(var + eps)
+    out = centred * inv_std.view(1, -1, 1)
+    if weight is not None:
+        out = out * weight.view(1, -1, 1)
+    if bias is not None:
+        out = out + bias.view(1, -1, 1)
+    if running_mean is not None and running_var is not None and bool(total > 0):
+        with torch.no_grad():
+            # The element count of the whole group (mmcv uses its local count times the
+            # group size, so its ranks disagree when batches differ).
+            unbiased = var * count / (count - 1) if count > 1 else var
+            running_mean.mul_(1 - momentum).add_(mean.detach(), alpha=momentum)
+            running_var.mul_(1 - momentum).add_(unbiased.detach(), alpha=momentum)
+    return out.to(input.dtype).view_as(input)
+
+
+SyncBatchNormFunction = op_function(
+    "SyncBatchNormFunction",
+    synced_batch_norm,
+    __name__,
+    doc="""mmcv's autograd function of :class:`SyncBatchNorm`'s training step.
+
+    ``apply(input, running_mean, running_var, weight, bias, momentum, eps, group, group_size,
+    stats_mode)`` normalises with the group's batch statistics and updates the running ones,
+    as :func:`synced_batch_norm`; the gradients are those of that computation.
+    """,
+)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from torch import Tensor
 
+from ._autograd import op_function
 from ._points_common import check, check_indices, check_points
 
-__all__ = ["three_interpolate"]
+__all__ = ["ThreeInterpolate", "three_interpolate"]
 
 
 def three_interpolate(features: Tensor, indices: Tensor, weight: Tensor) -> Tensor:
@@ -50,3 +51,6 @@ def three_interpolate(features: Tensor, indices: Tensor, weight: Tensor) -> Tens
     return (
         gathered[..., 0] * w[..., 0] + gathered[..., 1] * w[..., 1] + gathered[..., 2] * w[..., 2]
     )
+
+
+ThreeInterpolate = op_function("ThreeInterpolate", three_interpolate, __name__)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ._autograd import op_function
 from ._points_common import check_pair, check_points, chunk_ranges, squared_distances
 
-__all__ = ["three_nn"]
+__all__ = ["ThreeNN", "three_nn"]
 
 
 def three_nn(target: Tensor, source: Tensor) -> tuple[Tensor, Tensor]:
@@ -46,3 +47,6 @@ def three_nn(target: Tensor, source: Tensor) -> tuple[Tensor, Tensor]:
                 idx[:, start:stop, j] = best.squeeze(-1)
                 d2.scatter_(-1, best, float("inf"))
     return dist2.sqrt(), idx.to(torch.int32)
+
+
+ThreeNN = op_function("ThreeNN", three_nn, __name__)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-__all__ = ["TINShift", "tin_shift"]
+from ._autograd import op_function
+
+__all__ = ["TINShift", "TINShiftFunction", "tin_shift"]
 
 
 def tin_shift(input: Tensor, shift: Tensor) -> Tensor:
@@ -62,3 +64,6 @@ class TINShift(nn.Module):
             The shifted features.
         """
         return tin_shift(input, shift)
+
+
+TINShiftFunction = op_function("TINShiftFunction", tin_shift, __name__)

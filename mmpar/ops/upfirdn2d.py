@@ -14,7 +14,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-__all__ = ["upfirdn2d", "upfirdn2d_native"]
+from mmpar.utils import to_2tuple  # mmcv imports it into this module
+
+from ._autograd import op_function
+
+__all__ = ["UpFirDn2d", "UpFirDn2dBackward", "to_2tuple", "upfirdn2d", "upfirdn2d_native"]
 
 
 def _pair(value: int | Sequence[int]) -> tuple[int, int]:
@@ -94,3 +98,46 @@ def upfirdn2d_native(
     return upfirdn2d(
         input, kernel, (up_x, up_y), (down_x, down_y), (pad_x0, pad_x1, pad_y0, pad_y1)
     )
+
+
+def _upfirdn2d_input_grad(
+    grad_output: Tensor,
+    kernel: Tensor,
+    grad_kernel: Tensor,
+    up: tuple,
+    down: tuple,
+    pad: tuple,
+    g_pad: tuple,
+    in_size: Sequence[int],
+    out_size: Sequence[int],
+) -> Tensor:
+    # The adjoint of upfirdn2d: the flipped kernel, up and down swapped, the padding g_pad.
+    grad = grad_output.reshape(-1, 1, out_size[0], out_size[1])
+    grad_input = upfirdn2d_native(grad, grad_kernel, *down, *up, *g_pad)
+    return grad_input.reshape(*in_size)
+
+
+UpFirDn2dBackward = op_function(
+    "UpFirDn2dBackward",
+    _upfirdn2d_input_grad,
+    __name__,
+    doc="""The backward of :func:`upfirdn2d` as mmcv's autograd function.
+
+    ``apply(grad_output, kernel, grad_kernel, up, down, pad, g_pad, in_size, out_size)`` gives
+    the gradient of the input of ``upfirdn2d(input, kernel, up, down, pad)`` (``input`` of
+    ``in_size``), with ``grad_kernel`` the flipped kernel and ``g_pad`` the padding of the
+    adjoint (what :class:`UpFirDn2d` computes); it is differentiable in ``grad_output``.
+    """,
+)
+
+
+UpFirDn2d = op_function(
+    "UpFirDn2d",
+    upfirdn2d,
+    __name__,
+    doc="""mmcv's autograd function of :func:`upfirdn2d`.
+
+    ``apply(input, kernel, up, down, pad)`` with ``up`` and ``down`` as ``(x, y)`` and ``pad``
+    as ``(x0, x1, y0, y1)``.
+    """,
+)

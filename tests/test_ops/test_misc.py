@@ -46,6 +46,15 @@ def test_bbox_overlaps_pairwise_and_aligned(mode, offset):
     assert bbox_overlaps(b1[:0], b2[:0], aligned=True).shape == (0,)
 
 
+def test_bbox_overlaps_aligned_with_unequal_counts_names_both():
+    boxes = torch.tensor([[0.0, 0, 2, 2], [1, 1, 3, 3], [0, 0, 1, 1]])
+    with pytest.raises(
+        ValueError, match=r"^bbox_overlaps: .* got 3 and 2; use aligned=False"
+    ) as info:
+        bbox_overlaps(boxes, boxes[:2], aligned=True)
+    assert isinstance(info.value, AssertionError)  # mmcv asserts
+
+
 def test_sync_batch_norm_is_registered_and_acts_as_batch_norm_in_one_process():
     assert NORM_LAYERS.get("MMSyncBN") is SyncBatchNorm
     name, layer = build_norm_layer(dict(type="MMSyncBN"), 3)

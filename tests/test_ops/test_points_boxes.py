@@ -30,7 +30,7 @@ from mmpar.ops import (
     points_in_boxes_cpu,
     points_in_boxes_part,
 )
-from mmpar.ops._bev_overlap import rotated_corners
+from mmpar.ops._polygon import rotated_box_corners
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
@@ -93,8 +93,8 @@ def test_points_in_boxes_bad_input_and_no_boxes():
 
 
 def _shapely_overlap(a, b):
-    pa = shapely.geometry.Polygon(rotated_corners(a[None].double())[0].tolist())
-    pb = shapely.geometry.Polygon(rotated_corners(b[None].double())[0].tolist())
+    pa = shapely.geometry.Polygon(rotated_box_corners(a.double()).tolist())
+    pb = shapely.geometry.Polygon(rotated_box_corners(b.double()).tolist())
     return pa.intersection(pb).area
 
 

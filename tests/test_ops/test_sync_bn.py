@@ -9,7 +9,7 @@ from torch import nn
 
 from mmpar.cnn import NORM_LAYERS, build_norm_layer
 from mmpar.cnn.utils import revert_sync_batchnorm
-from mmpar.ops.sync_bn import SyncBatchNorm
+from mmpar.ops.sync_bn import SyncBatchNorm, SyncBatchNormFunction
 
 
 def _pair(**kwargs):
@@ -110,6 +110,20 @@ def _worker(rank, port, tmp):
                 running_var=sbn.running_var,
                 weight_grad=sbn.weight.grad,
             )
+        # mmcv's Function, as its layer calls it in training: the same as the layer's 'N'.
+        local = inputs["x"][slice(*inputs["slices"][rank])].clone().requires_grad_()
+        sbn = SyncBatchNorm(3, stats_mode="N").double()
+        sbn.load_state_dict(inputs["state"])
+        args = (sbn.running_mean, sbn.running_var, sbn.weight, sbn.bias, 0.1, 1e-5)
+        out = SyncBatchNormFunction.apply(local, *args, dist.group.WORLD, 2, "N")
+        (out * inputs["loss_weights"][slice(*inputs["slices"][rank])]).sum().backward()
+        results["function"] = dict(
+            out=out.detach(),
+            grad=local.grad,
+            running_mean=sbn.running_mean,
+            running_var=sbn.running_var,
+            weight_grad=sbn.weight.grad,
+        )
         torch.save(results, os.path.join(tmp, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
@@ -152,6 +166,10 @@ def test_two_processes_on_cpu(tmp_path):
     torch.testing.assert_close(ranks[0]["N"]["running_var"], bn.running_var)
     weight_grad = ranks[0]["N"]["weight_grad"] + ranks[1]["N"]["weight_grad"]
     torch.testing.assert_close(weight_grad, bn.weight.grad)
+
+    for rank in ranks:
+        for key, value in rank["N"].items():
+            torch.testing.assert_close(rank["function"][key], value)
 
     # 'default': the per-rank statistics averaged with equal weights
     xg = x.clone().requires_grad_()
