@@ -48,14 +48,15 @@ def test_contour_expand_equals_mmcv_full(case):
 
 
 def test_contour_expand_grows_over_the_first_mask_in_every_round():
-    # mmcv 1.7.2's kernel reads kernel_mask[0] in every round; the second mask here would stop
-    # the growth at column 2, the first lets it run to column 5 (the stored "unnested" case
-    # holds the same on random masks).
-    masks = np.zeros((2, 1, 6), np.uint8)
+    # mmcv 1.7.2's kernel reads kernel_mask[0] in every round. Growing over mask 1 first (as
+    # PSENet means to) would give kernel 1 columns 0-3 ([1, 1, 1, 1, 2, 2]); over mask 0 the
+    # two kernels meet half way. The stored "unnested" case shows the same on random masks.
+    masks = np.zeros((3, 1, 6), np.uint8)
     masks[0, 0, :] = 1
-    masks[1, 0, :3] = 1
-    labels = np.array([[1, 0, 0, 0, 0, 0]], np.int32)
-    assert contour_expand(masks, labels, 1, 1) == [[1, 1, 1, 1, 1, 1]]
+    masks[1, 0, :4] = 1
+    labels = np.array([[1, 0, 0, 0, 0, 2]], np.int32)
+    masks[2] = labels > 0
+    assert contour_expand(masks, labels, 1, 2) == [[1, 1, 1, 2, 2, 2]]
     # One mask: no round, only the small kernels dropped.
     assert contour_expand(masks[:1], np.array([[1, 0, 2, 2, 0, 0]], np.int32), 2, 2) == [
         [0, 0, 2, 2, 0, 0]
