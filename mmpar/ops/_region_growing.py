@@ -80,45 +80,48 @@ def integer_labels(op: str, name: str, labels: np.ndarray, high: int, what: str)
 
 def grow_fifo(
     labels: np.ndarray,
-    width: int,
     seeds: np.ndarray,
     directions: Sequence[tuple[int, int]],
     claimable: Callable[[np.ndarray, np.ndarray], np.ndarray],
 ) -> np.ndarray:
-    """Grow ``labels`` from ``seeds`` as the kernels' FIFO queue does, in place.
+    """Grow ``labels`` from ``seeds`` as the kernels' FIFO queue does.
 
     Args:
-        labels: Flat ``(H * W,)`` int64 label map; a pixel is free while its label is <= 0.
-        width: The map's width W.
-        seeds: Flat indices of the queued pixels, in queue order.
+        labels: The ``(H, W)`` label map; a pixel is free while its label is <= 0.
+        seeds: Flat indices (into ``H * W``) of the queued pixels, in queue order.
         directions: ``(d_row, d_col)`` of the four neighbours, in the kernel's visiting order.
-        claimable: ``f(targets, sources)``: which free in-image neighbours ``targets`` the
-            popped pixels ``sources`` may claim (the op's own test).
+        claimable: ``f(targets, source_labels)``: which free neighbours ``targets`` (flat
+            indices) the popped pixels may claim for their labels (the op's own test).
 
     Returns:
-        The popped pixels that claimed no neighbour, in pop order (PSENet queues them again).
+        The grown ``(H * W,)`` int64 label map.
     """
-    height = labels.size // width if width else 0
-    d_row = np.array([d[0] for d in directions], dtype=np.int64)
-    d_col = np.array([d[1] for d in directions], dtype=np.int64)
-    idle = []
-    frontier = seeds.astype(np.int64)
+    height, width = labels.shape
+    # A one-pixel frame of taken pixels around the map: no bounds checks per neighbour.
+    row = width + 2
+    grid = np.ones((height + 2, row), dtype=np.int64)
+    grid[1:-1, 1:-1] = labels
+    grid = grid.reshape(-1)
+    steps = np.array([d_row * row + d_col for d_row, d_col in directions], dtype=np.int64)
+    seeds = np.asarray(seeds, dtype=np.int64)
+    frontier = seeds + (seeds // width) * 2 + row + 1
+    # first[p]: the earliest claim on pixel p in this level (np.minimum.at: defined order).
+    unclaimed = np.iinfo(np.int64).max
+    first = np.full(grid.size, unclaimed, dtype=np.int64)
     while frontier.size:
-        rows, cols = np.divmod(frontier, width)
-        n_rows = rows[:, None] + d_row
-        n_cols = cols[:, None] + d_col
-        # Row-major over (popped pixel, direction): boolean indexing keeps the queue's order.
-        inside = (n_rows >= 0) & (n_rows < height) & (n_cols >= 0) & (n_cols < width)
-        sources = np.broadcast_to(frontier[:, None], inside.shape)[inside]
-        targets = (n_rows * width + n_cols)[inside]
-        free = labels[targets] <= 0
-        sources, targets = sources[free], targets[free]
-        ok = claimable(targets, sources)
-        sources, targets = sources[ok], targets[ok]
-        _, first = np.unique(targets, return_index=True)
-        first.sort()
-        sources, targets = sources[first], targets[first]
-        labels[targets] = labels[sources]
-        idle.append(frontier[~np.isin(frontier, sources)])
-        frontier = targets
-    return np.concatenate(idle) if idle else np.empty(0, dtype=np.int64)
+        # Row-major over (popped pixel, direction): the nonzero pairs come in queue order.
+        neighbours = frontier[:, None] + steps
+        popped, direction = np.nonzero(grid[neighbours] <= 0)
+        targets = neighbours[popped, direction]
+        owners = grid[frontier[popped]]
+        inner = targets - row - 1
+        inner -= (inner // row) * 2
+        ok = claimable(inner, owners)
+        targets, owners = targets[ok], owners[ok]
+        order = np.arange(len(targets))
+        np.minimum.at(first, targets, order)
+        winners = first[targets] == order
+        first[targets] = unclaimed
+        frontier = targets[winners]
+        grid[frontier] = owners[winners]
+    return grid.reshape(height + 2, row)[1:-1, 1:-1].reshape(-1)

@@ -1,13 +1,12 @@
 """mmcv 1.x's ``mmcv.ops.contour_expand``: PSENet's expansion of text kernels into instances.
 
 The labelled pixels of kernels of at least ``min_kernel_area`` pixels are queued in row-major
-order and grown, round after round, in the order of mmcv's queue
-(:mod:`mmpar.ops._region_growing`); a pixel that claimed no neighbour in one round is queued
-for the next. There are ``kernel_mask.shape[0] - 1`` rounds. Meant to grow into a larger kernel
-each round, mmcv 1.7.2's kernel reads the first (largest) mask in every round: its table of
-per-kernel offsets is never filled in (all zero). So the first round grows each kernel over
-the whole first mask and the later rounds add nothing. This op does the same, so instances
-equal mmcv-full's, ties included.
+order and grown in the order of mmcv's queue (:mod:`mmpar.ops._region_growing`). mmcv's kernel
+runs ``kernel_mask.shape[0] - 1`` rounds, each meant to grow into the next larger kernel, with
+the pixels that claimed nothing queued again for the next; but mmcv 1.7.2's kernel reads the
+first (largest) mask in every round (its table of per-kernel offsets is never filled in: all
+zero). So the first round grows each kernel over the whole first mask and the later rounds add
+nothing. This op does the same, so instances equal mmcv-full's, ties included.
 """
 
 from __future__ import annotations
@@ -67,8 +66,15 @@ def contour_expand(
     )
     area = np.bincount(labels, minlength=max(kernel_num, 0) + 1)
     labels[area[labels] < min_kernel_area] = 0
-    queue = np.flatnonzero(labels)
-    first_mask = masks[0].reshape(-1) != 0 if len(masks) else None
-    for _ in range(len(masks) - 1):
-        queue = grow_fifo(labels, width, queue, _DIRECTIONS, lambda targets, _: first_mask[targets])
+    if len(masks) > 1:
+        # Later rounds would re-queue the pixels that claimed nothing; over the same mask none
+        # of their neighbours can become claimable (labels are only ever added), so they add
+        # nothing and one round is the whole result.
+        first_mask = masks[0].reshape(-1) != 0
+        labels = grow_fifo(
+            labels.reshape(height, width),
+            np.flatnonzero(labels),
+            _DIRECTIONS,
+            lambda targets, _: first_mask[targets],
+        )
     return labels.reshape(height, width).tolist()

@@ -13,6 +13,8 @@ the kernel does it (each square exact in double, the running sum rounded to floa
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from torch import Tensor
 
@@ -27,10 +29,16 @@ _DIRECTIONS = ((0, -1), (0, 1), (-1, 0), (1, 0))
 
 
 def _sum_by_label(values: np.ndarray, labels: np.ndarray, count: int) -> np.ndarray:
-    """Per-label float32 sums, each added in the given (row-major) order, one at a time."""
-    sums = np.zeros((count, *values.shape[1:]), dtype=np.float32)
-    np.add.at(sums, labels, values)
-    return sums
+    """Per-label float32 sums of ``(N,)`` or ``(N, C)`` values, added one at a time in order.
+
+    ``np.add.at`` adds element by element (no pairwise summation), as the kernel's loop does;
+    one channel at a time is its fast path.
+    """
+    columns = values.reshape(len(values), math.prod(values.shape[1:]))
+    sums = np.zeros((columns.shape[1], count), dtype=np.float32)
+    for channel, column in enumerate(columns.T):
+        np.add.at(sums[channel], labels, np.ascontiguousarray(column))
+    return sums.T.reshape(count, *values.shape[1:])
 
 
 def _close_enough(kernel_mean: np.ndarray, embedding: np.ndarray, threshold: float) -> np.ndarray:
@@ -124,14 +132,13 @@ def pixel_group(
     # The kernel's loop over a row stops at once when C == 0: no pixel is queued then.
     seeds = in_kernel[contour_a.reshape(-1)[in_kernel] != 0] if channels else in_kernel[:0]
 
-    def claimable(targets: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    def claimable(targets: np.ndarray, owners: np.ndarray) -> np.ndarray:
         ok = text[targets]
-        targets, sources = targets[ok], sources[ok]
-        ok[ok] = _close_enough(kernel_mean[labels[sources]], emb[targets], distance_threshold)
+        ok[ok] = _close_enough(kernel_mean[owners[ok]], emb[targets[ok]], distance_threshold)
         return ok
 
-    grow_fifo(labels, width, seeds, _DIRECTIONS, claimable)
-    return _instances(labels, score_a.reshape(-1), width, count)
+    grown = grow_fifo(labels.reshape(height, width), seeds, _DIRECTIONS, claimable)
+    return _instances(grown, score_a.reshape(-1), width, count)
 
 
 def _instances(labels: np.ndarray, score: np.ndarray, width: int, count: int) -> list[list[float]]:
@@ -141,12 +148,14 @@ def _instances(labels: np.ndarray, score: np.ndarray, width: int, count: int) ->
     score_sum = _sum_by_label(score[pixels].astype(np.float32, copy=False), owner, count)
     size = np.bincount(owner, minlength=count).astype(np.float32)
     mean = np.divide(score_sum, size, out=score_sum.copy(), where=size > 0)
-    rows, cols = np.divmod(pixels[np.argsort(owner, kind="stable")], width)
-    coords = np.stack([cols, rows], axis=1).astype(np.float32).reshape(-1)
+    # A stable sort keeps each instance's pixels in row-major order (radix sort on int16).
+    key = owner.astype(np.int16) if count <= np.iinfo(np.int16).max else owner
+    rows, cols = np.divmod(pixels[np.argsort(key, kind="stable")], width)
+    coords = np.stack([cols, rows], axis=1).astype(np.float64).reshape(-1)
     ends = np.cumsum(size.astype(np.int64)) * 2
-    heads = np.stack([mean, size], axis=1).tolist()
-    out = []
-    for label in range(count):
-        start = ends[label - 1] if label else 0
-        out.append(heads[label] + coords[start : ends[label]].tolist())
-    return out
+    heads = np.stack([mean, size], axis=1).astype(np.float64)
+    # One numpy row per instance, then one tolist each: every float object is made once.
+    return [
+        np.concatenate([heads[i], coords[(ends[i - 1] if i else 0) : ends[i]]]).tolist()
+        for i in range(count)
+    ]
