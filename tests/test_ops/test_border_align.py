@@ -7,6 +7,8 @@ equal maxima kept) and, for the gradient, puts the winning sample back at ``corn
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch.autograd import gradcheck
 
 from mmpar.ops import BorderAlign, border_align
@@ -85,6 +87,28 @@ def test_border_align_matches_the_cuda_kernels_loop(case, dtype, pool_size):
     torch.testing.assert_close(out.double(), ref_out, rtol=tol, atol=tol)
     torch.testing.assert_close(x.grad.double(), ref_grad, rtol=tol, atol=tol)
     assert not out[0, :, 0].any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 4),
+    st.integers(1, 5),
+    st.integers(1, 5),
+    st.lists(st.floats(-3, 8, width=32), min_size=12, max_size=12),
+    st.integers(0, 2**31 - 1),
+)
+def test_border_align_follows_the_kernel_on_any_boxes(pool_size, height, width, corners, seed):
+    # Boxes anywhere (inverted, outside, on the border), features with ties (rounded values).
+    g = torch.Generator().manual_seed(seed)
+    features = (torch.randn(1, 4, height, width, generator=g, dtype=torch.float64) * 2).round()
+    boxes = torch.tensor(corners, dtype=torch.float64).view(1, 3, 4)
+    grad_out = torch.randn(1, 1, 3, 4, generator=g, dtype=torch.float64)
+    x = features.clone().requires_grad_(True)
+    out = border_align(x, boxes, pool_size)
+    out.backward(grad_out)
+    ref_out, ref_grad = _loop_reference(features, boxes, pool_size, grad_out)
+    torch.testing.assert_close(out, ref_out, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(x.grad, ref_grad, rtol=1e-12, atol=1e-12)
 
 
 def test_border_align_by_hand_first_maximum_and_module():
