@@ -105,7 +105,7 @@ def grow_fifo(
     steps = np.array([d_row * row + d_col for d_row, d_col in directions], dtype=np.int64)
     seeds = np.asarray(seeds, dtype=np.int64)
     frontier = seeds + (seeds // width) * 2 + row + 1
-    # first[p]: the earliest claim on pixel p in this level (np.minimum.at: defined order).
+    # first[p]: the earliest claim on pixel p in this level (np.minimum.at takes repeats).
     unclaimed = np.iinfo(np.int64).max
     first = np.full(grid.size, unclaimed, dtype=np.int64)
     while frontier.size:
