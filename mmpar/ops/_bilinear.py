@@ -17,6 +17,42 @@ import torch
 from torch import Tensor
 
 
+def bilinear_taps(
+    y: Tensor, x: Tensor, height: int, width: int
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, tuple[Tensor, Tensor, Tensor, Tensor]]:
+    """The four taps of mmcv's bilinear sample at each ``(y, x)``, and their weights.
+
+    Args:
+        y: Row coordinates, any shape.
+        x: Column coordinates, the same shape.
+        height: The map's height H.
+        width: The map's width W.
+
+    Returns:
+        ``(inside, y0, x0, y1, x1, (w1, w2, w3, w4))``: whether the sample is inside
+        ``[-1, H] x [-1, W]`` (outside, mmcv's sample is 0), the low and high row / column
+        (int64, clamped into the map), and the weights of taps ``(y0, x0)``, ``(y0, x1)``,
+        ``(y1, x0)``, ``(y1, x1)``, computed as mmcv's kernels compute them.
+    """
+    inside = (y >= -1) & (y <= height) & (x >= -1) & (x <= width)
+    y = y.clamp(min=0)
+    x = x.clamp(min=0)
+    y_low = y.floor().clamp(max=height - 1)
+    x_low = x.floor().clamp(max=width - 1)
+    # At the last row / column the sample is that row / column (weight 0 on the clamped tap).
+    y = torch.where(y_low >= height - 1, y_low, y)
+    x = torch.where(x_low >= width - 1, x_low, x)
+    ly = y - y_low
+    lx = x - x_low
+    hy = 1 - ly
+    hx = 1 - lx
+    y0 = y_low.long()
+    x0 = x_low.long()
+    y1 = (y0 + 1).clamp(max=height - 1)
+    x1 = (x0 + 1).clamp(max=width - 1)
+    return inside, y0, x0, y1, x1, (hy * hx, hy * lx, ly * hx, ly * lx)
+
+
 def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight: Tensor) -> Tensor:
     """Weighted sums of bilinear samples: ``out[r] = sum_s weight[r, s] * f(batch[r], y, x)``.
 
@@ -32,22 +68,7 @@ def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight:
     """
     batch_size, channels, height, width = features.shape
     rows, samples = y.shape
-    y = y.detach()
-    x = x.detach()
-    inside = (y >= -1) & (y <= height) & (x >= -1) & (x <= width)
-    y = y.clamp(min=0)
-    x = x.clamp(min=0)
-    y_low = y.floor().clamp(max=height - 1)
-    x_low = x.floor().clamp(max=width - 1)
-    # At the last row / column the sample is that row / column (weight 0 on the clamped tap).
-    y = torch.where(y_low >= height - 1, y_low, y)
-    x = torch.where(x_low >= width - 1, x_low, x)
-    ly = y - y_low
-    lx = x - x_low
-    y0 = y_low.long()
-    x0 = x_low.long()
-    y1 = (y0 + 1).clamp(max=height - 1)
-    x1 = (x0 + 1).clamp(max=width - 1)
+    inside, y0, x0, y1, x1, taps = bilinear_taps(y.detach(), x.detach(), height, width)
     base = (batch * (height * width))[:, None]
     columns = torch.stack(
         [
@@ -58,11 +79,11 @@ def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight:
         ],
         dim=-1,
     )
-    scale = (weight.detach().to(y.dtype) * inside.to(y.dtype)).expand(rows, samples)[..., None]
-    values = (
-        torch.stack([(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx], dim=-1) * scale
-    )
-    row_index = torch.arange(rows, device=y.device)[:, None, None].expand_as(columns)
+    scale = (weight.detach().to(taps[0].dtype) * inside.to(taps[0].dtype)).expand(rows, samples)[
+        ..., None
+    ]
+    values = torch.stack(taps, dim=-1) * scale
+    row_index = torch.arange(rows, device=y0.device)[:, None, None].expand_as(columns)
     matrix = torch.sparse_coo_tensor(
         torch.stack([row_index.reshape(-1), columns.reshape(-1)]),
         values.reshape(-1).to(features.dtype),
