@@ -17,23 +17,22 @@ import torch
 from torch import Tensor
 
 
-def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight: Tensor) -> Tensor:
-    """Weighted sums of bilinear samples: ``out[r] = sum_s weight[r, s] * f(batch[r], y, x)``.
+def bilinear_corners(
+    height: int, width: int, y: Tensor, x: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """The four taps of mmcv's bilinear rule at ``(y, x)`` (any shape, detached).
 
     Args:
-        features: Feature maps ``(B, C, H, W)``.
-        batch: Image index of each row ``(R,)`` (int64).
-        y: Row coordinates of the samples ``(R, S)``.
-        x: Column coordinates ``(R, S)``.
-        weight: Each sample's weight ``(R, S)``, broadcastable.
+        height: Rows of the feature map.
+        width: Columns of the feature map.
+        y: Row coordinates.
+        x: Column coordinates.
 
     Returns:
-        ``(R, C)``.
+        ``(y_low, x_low, y_high, x_high, ly, lx, inside)``: the taps' rows and columns
+        (int64, in range), the fractions of the clamped coordinates past the low tap, and
+        whether the sample lies within a pixel of the map (outside, mmcv's value is 0).
     """
-    batch_size, channels, height, width = features.shape
-    rows, samples = y.shape
-    y = y.detach()
-    x = x.detach()
     inside = (y >= -1) & (y <= height) & (x >= -1) & (x <= width)
     y = y.clamp(min=0)
     x = x.clamp(min=0)
@@ -48,8 +47,53 @@ def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight:
     x0 = x_low.long()
     y1 = (y0 + 1).clamp(max=height - 1)
     x1 = (x0 + 1).clamp(max=width - 1)
-    base = (batch * (height * width))[:, None]
-    columns = torch.stack(
+    return y0, x0, y1, x1, ly, lx, inside
+
+
+def sparse_rows(columns: Tensor, values: Tensor, num_columns: int) -> Tensor:
+    """A sparse ``(R, num_columns)`` matrix: row ``r`` holds ``values[r]`` at ``columns[r]``.
+
+    Args:
+        columns: Column of each entry, ``(R, T)`` int64, in range (repeats add up).
+        values: Each entry's value, ``(R, T)``.
+        num_columns: Columns of the matrix.
+
+    Returns:
+        The matrix as an (uncoalesced) sparse COO tensor.
+    """
+    rows, taps = columns.shape
+    row_index = torch.arange(rows, device=columns.device)[:, None].expand(rows, taps)
+    return torch.sparse_coo_tensor(
+        torch.stack([row_index.reshape(-1), columns.reshape(-1)]),
+        values.reshape(-1),
+        (rows, num_columns),
+        check_invariants=False,  # indices are in range by construction
+    )
+
+
+def rows_times_pixels(matrix: Tensor, features: Tensor) -> Tensor:
+    """``matrix @ pixels``: the ``(R, B*H*W)`` sparse matrix times the ``(B*H*W, C)`` pixels.
+
+    Args:
+        matrix: Sparse weights over the flattened pixels of ``features``.
+        features: Feature maps ``(B, C, H, W)``.
+
+    Returns:
+        ``(R, C)``, differentiable in ``features`` (the transposed product).
+    """
+    batch_size, channels, height, width = features.shape
+    flat = features.permute(0, 2, 3, 1).reshape(batch_size * height * width, channels)
+    return torch.sparse.mm(matrix.to(features.dtype), flat)
+
+
+def bilinear_columns(batch: Tensor, height: int, width: int, corners: tuple[Tensor, ...]) -> Tensor:
+    """Flattened-pixel columns ``(..., 4)`` of the taps of :func:`bilinear_corners`.
+
+    The order is (low row, low column), (low, high), (high, low), (high, high).
+    """
+    y0, x0, y1, x1 = corners[:4]
+    base = batch * (height * width)
+    return torch.stack(
         [
             base + y0 * width + x0,
             base + y0 * width + x1,
@@ -58,16 +102,33 @@ def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight:
         ],
         dim=-1,
     )
-    scale = (weight.detach().to(y.dtype) * inside.to(y.dtype)).expand(rows, samples)[..., None]
+
+
+def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight: Tensor) -> Tensor:
+    """Weighted sums of bilinear samples: ``out[r] = sum_s weight[r, s] * f(batch[r], y, x)``.
+
+    Args:
+        features: Feature maps ``(B, C, H, W)``.
+        batch: Image index of each row ``(R,)`` (int64).
+        y: Row coordinates of the samples ``(R, S)``.
+        x: Column coordinates ``(R, S)``.
+        weight: Each sample's weight ``(R, S)``, broadcastable.
+
+    Returns:
+        ``(R, C)``.
+    """
+    batch_size, _, height, width = features.shape
+    rows, samples = y.shape
+    corners = bilinear_corners(height, width, y.detach(), x.detach())
+    ly, lx, inside = corners[4:]
+    columns = bilinear_columns(batch[:, None], height, width, corners)
+    scale = (weight.detach().to(ly.dtype) * inside.to(ly.dtype)).expand(rows, samples)[..., None]
     values = (
         torch.stack([(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx], dim=-1) * scale
     )
-    row_index = torch.arange(rows, device=y.device)[:, None, None].expand_as(columns)
-    matrix = torch.sparse_coo_tensor(
-        torch.stack([row_index.reshape(-1), columns.reshape(-1)]),
-        values.reshape(-1).to(features.dtype),
-        (rows, batch_size * height * width),
-        check_invariants=False,  # indices are in range by construction
+    matrix = sparse_rows(
+        columns.reshape(rows, samples * 4),
+        values.reshape(rows, samples * 4).to(features.dtype),
+        batch_size * height * width,
     )
-    flat = features.permute(0, 2, 3, 1).reshape(batch_size * height * width, channels)
-    return torch.sparse.mm(matrix, flat)
+    return rows_times_pixels(matrix, features)
