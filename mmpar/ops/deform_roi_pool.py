@@ -19,7 +19,7 @@ from torch.autograd.function import once_differentiable
 from torch.nn.modules.utils import _pair
 
 from ._bilinear import bilinear_columns, bilinear_corners, rows_times_pixels, sparse_rows
-from ._roi_checks import check_rois
+from ._roi_checks import check_finite_boxes, check_rois
 
 __all__ = [
     "DeformRoIPool",
@@ -150,6 +150,7 @@ class DeformRoIPoolFunction(torch.autograd.Function):
         ctx.gamma = float(gamma)
         assert rois.size(1) == 5, "RoI must be (idx, x1, y1, x2, y2)!"
         check_rois("deform_roi_pool", rois, input.size(0))
+        check_finite_boxes("deform_roi_pool", rois)
         pooled_h, pooled_w = ctx.output_size
         if offset is not None and offset.numel() == 0:
             offset = None  # mmcv passes an empty tensor for "no offset"
