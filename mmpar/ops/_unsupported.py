@@ -104,10 +104,4 @@ ROTATED = (
     "box_iou_rotated, nms_rotated and ROIAlignRotated"
 )
 TEXT_DETECTION = "mmcv 2.x built for your torch (as mmocr 1.x uses it)"
-DEFORM_ROI_POOL = "mmpar.ops.RoIAlign (the same pooling without learned offsets), or mmcv 2.x"
-PRROI_POOL = "mmpar.ops.RoIAlign (sampled instead of integrated bins), or mmcv 2.x"
 BORDER_ALIGN = "mmcv 2.x built for your torch"
-CORRELATION = (
-    "spatial-correlation-sampler (pip install spatial-correlation-sampler), or a cost "
-    "volume from torch.nn.functional.unfold"
-)

@@ -206,7 +206,6 @@ class DeformRoIPoolFunction(torch.autograd.Function):
                 ],
                 dim=1,
             ).to(ctx.offset_dtype)
-        ctx.matrices = None
         return grad_input, None, grad_offset, None, None, None, None
 
 

@@ -221,6 +221,14 @@ PROVIDED = {
     "SubMConv3d",
     "SparseMaxPool2d",
     "SparseMaxPool3d",
+    # optical flow and the deformable / precise RoI pooling (issue 34)
+    "Correlation",
+    "DeformRoIPool",
+    "DeformRoIPoolPack",
+    "ModulatedDeformRoIPoolPack",
+    "deform_roi_pool",
+    "PrRoIPool",
+    "prroi_pool",
 }
 UNSUPPORTED = sorted(set(ALL_NAMES) - PROVIDED)
 
