@@ -106,7 +106,12 @@ def _bins(
 
 
 def _prefix_sums(features: Tensor) -> Tensor:
-    return features.to(_ACCUMULATE).cumsum(2).cumsum(3)
+    """2-D prefix sums over rows and columns, ``(B, C, H, W)`` stored channels-last.
+
+    Channels-last storage makes the ``(B*H*W, C)`` view of the sparse products a free reshape.
+    """
+    table = features.to(_ACCUMULATE).permute(0, 2, 3, 1).cumsum(1).cumsum(2)
+    return table.permute(0, 3, 1, 2)
 
 
 class PrRoIPoolFunction(torch.autograd.Function):
@@ -193,19 +198,23 @@ def _rois_gradient(
         matrix = _matrix(corners, (height, width), base, pixels, dy=dy, dx=not dy)
         return rows_times_pixels(matrix, table)  # (rows, C)
 
-    # Integrals of the interpolant along each bin edge (mmcv's grad_x1_y, ... grad_x_y2).
-    left = line([(y2, x1, 1.0), (y1, x1, -1.0)], dy=False)
-    right = line([(y2, x2, 1.0), (y1, x2, -1.0)], dy=False)
-    top = line([(y1, x2, 1.0), (y1, x1, -1.0)], dy=True)
-    bottom = line([(y2, x2, 1.0), (y2, x1, -1.0)], dy=True)
-    mean = output.permute(0, 2, 3, 1).reshape(-1, channels).to(_ACCUMULATE)
-    height_of_bin = (y2 - y1)[:, None]
-    width_of_bin = (x2 - x1)[:, None]
-    weight = grad_rows * per_area * scale
-    d_x1 = ((height_of_bin * mean - left) * weight).sum(1)
-    d_x2 = ((right - height_of_bin * mean) * weight).sum(1)
-    d_y1 = ((width_of_bin * mean - top) * weight).sum(1)
-    d_y2 = ((bottom - width_of_bin * mean) * weight).sum(1)
+    weight = grad_rows * (per_area * scale)
+
+    def weighted(value: Tensor) -> Tensor:
+        """Each row's dot product with the output gradient: ``(rows,)``, no product temporary."""
+        return torch.bmm(value[:, None, :], weight[:, :, None]).view(-1)
+
+    # Integrals of the interpolant along each bin edge (mmcv's grad_x1_y, ... grad_x_y2),
+    # each reduced over channels as soon as it is made.
+    left = weighted(line([(y2, x1, 1.0), (y1, x1, -1.0)], dy=False))
+    right = weighted(line([(y2, x2, 1.0), (y1, x2, -1.0)], dy=False))
+    top = weighted(line([(y1, x2, 1.0), (y1, x1, -1.0)], dy=True))
+    bottom = weighted(line([(y2, x2, 1.0), (y2, x1, -1.0)], dy=True))
+    mean = weighted(output.permute(0, 2, 3, 1).reshape(-1, channels).to(_ACCUMULATE))
+    d_x1 = (y2 - y1) * mean - left
+    d_x2 = right - (y2 - y1) * mean
+    d_y1 = (x2 - x1) * mean - top
+    d_y2 = bottom - (x2 - x1) * mean
     pooled_h, pooled_w = size
     count = output.size(0)
     dtype, device = d_x1.dtype, d_x1.device
