@@ -1,6 +1,6 @@
 """mmcv.ops without compiling: every public name of mmcv 1.7.2's ``mmcv.ops``, at its path.
 
-Four kinds of names (the table in ``docs/migrating_from_mmcv.md`` lists each):
+Three kinds of names (the table in ``docs/migrating_from_mmcv.md`` lists each):
 
 - on torchvision's kernels, with mmcv's signatures and return values: ``nms``,
   ``batched_nms``, ``RoIAlign``, ``RoIPool``, ``DeformConv2d``, ``ModulatedDeformConv2d``,
@@ -9,11 +9,12 @@ Four kinds of names (the table in ``docs/migrating_from_mmcv.md`` lists each):
   ``bbox_overlaps``, the rotated-box family (``box_iou_rotated``, ``nms_rotated``,
   ``RoIAlignRotated``, ``convex_iou``, ...), the 3D point-cloud ops (``furthest_point_sample``,
   ``ball_query``, ``points_in_boxes_*``, ``nms3d``, ``RoIAwarePool3d``, ...;
-  ``docs/ops_point_cloud.md``), ``BorderAlign``, ...;
-- in numpy, on CPU copies as in mmcv: text detection's ``pixel_group`` and ``contour_expand``;
-- the rest (``Correlation``, ``DeformRoIPool``, ``PrRoIPool``, ...) import fine, and using
-  one raises :class:`UnsupportedOpError` (a ``NotImplementedError``) naming the op and what
-  to use instead.
+  ``docs/ops_point_cloud.md``), ``BorderAlign``, ``Correlation``, ``DeformRoIPool``,
+  ``PrRoIPool``, ...;
+- in numpy, on CPU copies as in mmcv: text detection's ``pixel_group`` and ``contour_expand``.
+
+:class:`UnsupportedOpError` (a ``NotImplementedError``) stays for stand-ins: none is left, but
+the port tool still recognises one should a name ever need it again.
 
 Each op module also has the rest of its mmcv module's names: mmcv's autograd ``Function``
 classes (``mmpar.ops.roi_align.RoIAlignFunction``, ``mmpar.ops.nms.NMSop``, ...; see

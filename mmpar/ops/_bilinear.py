@@ -17,22 +17,21 @@ import torch
 from torch import Tensor
 
 
-def bilinear_taps(
-    y: Tensor, x: Tensor, height: int, width: int
-) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, tuple[Tensor, Tensor, Tensor, Tensor]]:
-    """The four taps of mmcv's bilinear sample at each ``(y, x)``, and their weights.
+def bilinear_corners(
+    height: int, width: int, y: Tensor, x: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """The four taps of mmcv's bilinear rule at ``(y, x)`` (any shape, detached).
 
     Args:
-        y: Row coordinates, any shape.
-        x: Column coordinates, the same shape.
-        height: The map's height H.
-        width: The map's width W.
+        height: Rows of the feature map.
+        width: Columns of the feature map.
+        y: Row coordinates.
+        x: Column coordinates.
 
     Returns:
-        ``(inside, y0, x0, y1, x1, (w1, w2, w3, w4))``: whether the sample is inside
-        ``[-1, H] x [-1, W]`` (outside, mmcv's sample is 0), the low and high row / column
-        (int64, clamped into the map), and the weights of taps ``(y0, x0)``, ``(y0, x1)``,
-        ``(y1, x0)``, ``(y1, x1)``, computed as mmcv's kernels compute them.
+        ``(y_low, x_low, y_high, x_high, ly, lx, inside)``: the taps' rows and columns
+        (int64, in range), the fractions of the clamped coordinates past the low tap, and
+        whether the sample lies within a pixel of the map (outside, mmcv's value is 0).
     """
     inside = (y >= -1) & (y <= height) & (x >= -1) & (x <= width)
     y = y.clamp(min=0)
@@ -44,13 +43,81 @@ def bilinear_taps(
     x = torch.where(x_low >= width - 1, x_low, x)
     ly = y - y_low
     lx = x - x_low
-    hy = 1 - ly
-    hx = 1 - lx
     y0 = y_low.long()
     x0 = x_low.long()
     y1 = (y0 + 1).clamp(max=height - 1)
     x1 = (x0 + 1).clamp(max=width - 1)
-    return inside, y0, x0, y1, x1, (hy * hx, hy * lx, ly * hx, ly * lx)
+    return y0, x0, y1, x1, ly, lx, inside
+
+
+def bilinear_weights(ly: Tensor, lx: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The weights of the four taps of :func:`bilinear_corners`, in its column order.
+
+    Args:
+        ly: Fraction of the row past the low tap.
+        lx: Fraction of the column past the low tap.
+
+    Returns:
+        The weights of (low row, low column), (low, high), (high, low), (high, high), as
+        mmcv's kernels compute them.
+    """
+    hy = 1 - ly
+    hx = 1 - lx
+    return hy * hx, hy * lx, ly * hx, ly * lx
+
+
+def sparse_rows(columns: Tensor, values: Tensor, num_columns: int) -> Tensor:
+    """A sparse ``(R, num_columns)`` matrix: row ``r`` holds ``values[r]`` at ``columns[r]``.
+
+    Args:
+        columns: Column of each entry, ``(R, T)`` int64, in range (repeats add up).
+        values: Each entry's value, ``(R, T)``.
+        num_columns: Columns of the matrix.
+
+    Returns:
+        The matrix as an (uncoalesced) sparse COO tensor.
+    """
+    rows, taps = columns.shape
+    row_index = torch.arange(rows, device=columns.device)[:, None].expand(rows, taps)
+    return torch.sparse_coo_tensor(
+        torch.stack([row_index.reshape(-1), columns.reshape(-1)]),
+        values.reshape(-1),
+        (rows, num_columns),
+        check_invariants=False,  # indices are in range by construction
+    )
+
+
+def rows_times_pixels(matrix: Tensor, features: Tensor) -> Tensor:
+    """``matrix @ pixels``: the ``(R, B*H*W)`` sparse matrix times the ``(B*H*W, C)`` pixels.
+
+    Args:
+        matrix: Sparse weights over the flattened pixels of ``features``.
+        features: Feature maps ``(B, C, H, W)``.
+
+    Returns:
+        ``(R, C)``, differentiable in ``features`` (the transposed product).
+    """
+    batch_size, channels, height, width = features.shape
+    flat = features.permute(0, 2, 3, 1).reshape(batch_size * height * width, channels)
+    return torch.sparse.mm(matrix.to(features.dtype), flat)
+
+
+def bilinear_columns(batch: Tensor, height: int, width: int, corners: tuple[Tensor, ...]) -> Tensor:
+    """Flattened-pixel columns ``(..., 4)`` of the taps of :func:`bilinear_corners`.
+
+    The order is (low row, low column), (low, high), (high, low), (high, high).
+    """
+    y0, x0, y1, x1 = corners[:4]
+    base = batch * (height * width)
+    return torch.stack(
+        [
+            base + y0 * width + x0,
+            base + y0 * width + x1,
+            base + y1 * width + x0,
+            base + y1 * width + x1,
+        ],
+        dim=-1,
+    )
 
 
 def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight: Tensor) -> Tensor:
@@ -66,29 +133,16 @@ def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight:
     Returns:
         ``(R, C)``.
     """
-    batch_size, channels, height, width = features.shape
+    batch_size, _, height, width = features.shape
     rows, samples = y.shape
-    inside, y0, x0, y1, x1, taps = bilinear_taps(y.detach(), x.detach(), height, width)
-    base = (batch * (height * width))[:, None]
-    columns = torch.stack(
-        [
-            base + y0 * width + x0,
-            base + y0 * width + x1,
-            base + y1 * width + x0,
-            base + y1 * width + x1,
-        ],
-        dim=-1,
+    corners = bilinear_corners(height, width, y.detach(), x.detach())
+    ly, lx, inside = corners[4:]
+    columns = bilinear_columns(batch[:, None], height, width, corners)
+    scale = (weight.detach().to(ly.dtype) * inside.to(ly.dtype)).expand(rows, samples)[..., None]
+    values = torch.stack(bilinear_weights(ly, lx), dim=-1) * scale
+    matrix = sparse_rows(
+        columns.reshape(rows, samples * 4),
+        values.reshape(rows, samples * 4).to(features.dtype),
+        batch_size * height * width,
     )
-    scale = (weight.detach().to(taps[0].dtype) * inside.to(taps[0].dtype)).expand(rows, samples)[
-        ..., None
-    ]
-    values = torch.stack(taps, dim=-1) * scale
-    row_index = torch.arange(rows, device=y0.device)[:, None, None].expand_as(columns)
-    matrix = torch.sparse_coo_tensor(
-        torch.stack([row_index.reshape(-1), columns.reshape(-1)]),
-        values.reshape(-1).to(features.dtype),
-        (rows, batch_size * height * width),
-        check_invariants=False,  # indices are in range by construction
-    )
-    flat = features.permute(0, 2, 3, 1).reshape(batch_size * height * width, channels)
-    return torch.sparse.mm(matrix, flat)
+    return rows_times_pixels(matrix, features)

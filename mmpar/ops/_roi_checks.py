@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
-__all__ = ["check_rois"]
+__all__ = ["check_finite_boxes", "check_rois"]
 
 
 def check_rois(op: str, rois: Tensor, batch_size: int, columns: int = 5) -> None:
@@ -42,4 +42,21 @@ def check_rois(op: str, rois: Tensor, batch_size: int, columns: int = 5) -> None
             f"{op}: rois[{row}] has batch index {float(index[row])!r}, but the features hold "
             f"{batch_size} image(s) (valid: 0 to {batch_size - 1}); fix the first column of "
             "rois"
+        )
+
+
+def check_finite_boxes(op: str, rois: Tensor) -> None:
+    """Raise ``ValueError`` naming the first RoI whose box (columns 1 on) is NaN or infinite.
+
+    For ops whose work grows with the box size (adaptive sampling grids), where a non-finite
+    box would otherwise fail deep inside or allocate without bound.
+    """
+    if rois.size(0) == 0:
+        return
+    bad = ~rois[:, 1:].isfinite().all(dim=1)
+    if bool(bad.any()):
+        row = int(bad.nonzero()[0, 0])
+        raise ValueError(
+            f"{op}: rois[{row}] = {rois[row].tolist()} has a NaN or infinite coordinate; "
+            "pass finite boxes"
         )

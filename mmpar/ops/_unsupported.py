@@ -90,22 +90,3 @@ def unsupported_class(name: str, instead: str, module: str, base: type = nn.Modu
             "__module__": module,
         },
     )
-
-
-# What to use instead, by family of ops (said in the error and listed in
-# docs/migrating_from_mmcv.md).
-POINT_CLOUD = (
-    "mmcv 2.x built for your torch (with mmdet3d 1.x), or pytorch3d.ops "
-    "(knn_points, ball_query, sample_farthest_points, chamfer_distance, ...)"
-)
-SPARSE_CONV = "spconv (pip install spconv or spconv-cu1xx), which mmdet3d also supports"
-ROTATED = (
-    "mmcv 2.x built for your torch (with mmrotate 1.x); detectron2.layers has "
-    "box_iou_rotated, nms_rotated and ROIAlignRotated"
-)
-DEFORM_ROI_POOL = "mmpar.ops.RoIAlign (the same pooling without learned offsets), or mmcv 2.x"
-PRROI_POOL = "mmpar.ops.RoIAlign (sampled instead of integrated bins), or mmcv 2.x"
-CORRELATION = (
-    "spatial-correlation-sampler (pip install spatial-correlation-sampler), or a cost "
-    "volume from torch.nn.functional.unfold"
-)

@@ -16,7 +16,16 @@ import torch
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from mmpar.ops import RoIAlign, batched_nms, bbox_overlaps, nms, roi_align, roi_pool
+from mmpar.ops import (
+    RoIAlign,
+    batched_nms,
+    bbox_overlaps,
+    deform_roi_pool,
+    nms,
+    prroi_pool,
+    roi_align,
+    roi_pool,
+)
 
 torch.set_num_threads(1)
 
@@ -96,6 +105,11 @@ ROI_OPS = {
     "RoIAlign": lambda x, rois: RoIAlign((2, 2), 1.0, 0)(x, rois),
     "roi_pool": lambda x, rois: roi_pool(x, rois, (2, 2), 1.0),
 }
+# The RoI poolings of issue 34, drawn apart so the draws of the ops above stay as they were.
+POOLING_OPS = {
+    "deform_roi_pool": lambda x, rois: deform_roi_pool(x, rois, None, (2, 2), 1.0),
+    "prroi_pool": lambda x, rois: prroi_pool(x, rois, (2, 2), 1.0),
+}
 
 
 @PROPERTY
@@ -105,10 +119,24 @@ ROI_OPS = {
     box=st.tuples(*[st.floats(-4, 12)] * 4),
 )
 def test_roi_ops_refuse_out_of_range_batch_indices(op, batch_index, box):
+    _check_batch_index(ROI_OPS[op], op, batch_index, box)
+
+
+@PROPERTY
+@given(
+    op=st.sampled_from(sorted(POOLING_OPS)),
+    batch_index=st.sampled_from([-1, 0, 1, 2, 7]),
+    box=st.tuples(*[st.floats(-4, 12)] * 4),
+)
+def test_roi_poolings_refuse_out_of_range_batch_indices(op, batch_index, box):
+    _check_batch_index(POOLING_OPS[op], op, batch_index, box)
+
+
+def _check_batch_index(call, op, batch_index, box):
     x = torch.ones(2, 1, 8, 8)
     rois = torch.tensor([[float(batch_index), *box]])
     try:
-        out = ROI_OPS[op](x, rois)
+        out = call(x, rois)
     except Exception as err:  # noqa: BLE001
         assert batch_index not in (0, 1), f"a valid index was refused: {err}"
         _clear(err, op)
