@@ -75,7 +75,9 @@ class _ImportCollector(ast.NodeVisitor):
         self.package = package
         self.known = known_modules
         self.found = []
+        self.type_only = set()  # lines of imports under ``if TYPE_CHECKING:`` (never run)
         self._function_depth = 0
+        self._type_checking_depth = 0
 
     def _visit_function(self, node):
         self._function_depth += 1
@@ -84,8 +86,23 @@ class _ImportCollector(ast.NodeVisitor):
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function
 
+    def visit_If(self, node):
+        test = node.test
+        name = getattr(test, "id", None) or getattr(test, "attr", None)
+        if name != "TYPE_CHECKING":
+            self.generic_visit(node)
+            return
+        self._type_checking_depth += 1
+        for child in node.body:
+            self.visit(child)
+        self._type_checking_depth -= 1
+        for child in node.orelse:
+            self.visit(child)
+
     def _add(self, node, target):
         found = (node.lineno, target, self._function_depth > 0)
+        if self._type_checking_depth:
+            self.type_only.add(node.lineno)
         if (target == self.package or target.startswith(self.package + ".")) and (
             found not in self.found
         ):
@@ -323,13 +340,21 @@ KNOWN_MUTUAL_IMPORTS = {
 
 
 def find_mutual_imports(package_dir, package="mmpar"):
-    """Every pair of modules of ``package`` that import each other (lazy imports included)."""
+    """Every pair of modules of ``package`` that import each other (lazy imports included).
+
+    Imports under ``if TYPE_CHECKING:`` are left out: they never run, and a Protocol and the
+    classes it describes naturally name each other in annotations.
+    """
     modules = _module_names(package_dir, package)
     imports = {}
     for module, (path, is_package) in modules.items():
         collector = _ImportCollector(module, is_package, package, modules)
         collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
-        imports[module] = {target for _, target, _ in collector.found if target != module}
+        imports[module] = {
+            target
+            for line, target, _ in collector.found
+            if target != module and line not in collector.type_only
+        }
     return {
         frozenset({a, b})
         for a, targets in imports.items()
@@ -352,6 +377,12 @@ def test_mutual_import_checker_sees_a_lazy_import_back(fake_tree):
     assert find_mutual_imports(fake_tree) == {
         frozenset({"mmpar.datasets.builder", "mmpar.datasets.wrappers"})
     }
+
+
+def test_mutual_import_checker_ignores_type_checking_imports(fake_tree):
+    _write(fake_tree, "runner/protocol.py", "if TYPE_CHECKING:\n    from .hook import Hook\n")
+    _write(fake_tree, "runner/hook.py", "from .protocol import RunnerLike\n")
+    assert find_mutual_imports(fake_tree) == set()
 
 
 def _write(root, rel, text=""):

@@ -22,7 +22,7 @@ from mmpar.cnn.types import IntPair
 from mmpar.utils import IS_MLU_AVAILABLE, deprecated_api_warning, digit_version, print_log
 
 from ._autograd import op_function
-from .deform_conv import (
+from ._deform_common import (
     _check_groups,
     _offset_conv,
     _set_conv_attributes,

@@ -12,7 +12,8 @@ from typing import Any, Union
 
 import torch
 
-from .scatter_gather import _dev, _to_device
+from ._device_moves import dev as _dev
+from ._device_moves import to_device as _to_device
 
 __all__ = ["Scatter", "get_input_device", "scatter", "synchronize_stream"]
 

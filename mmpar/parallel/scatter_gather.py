@@ -13,14 +13,16 @@ from typing import Any, Callable, Union
 
 import torch
 
+from ._device_moves import CPU as _CPU
+from ._device_moves import Device
+from ._device_moves import dev as _dev
+from ._device_moves import to_device as _to_device
+from ._functions import Scatter as Scatter  # mmcv's module imports it too
 from .data_container import DataContainer
 
 __all__ = ["ScatterInputs", "gather", "scatter", "scatter_kwargs"]
 
-Device = Union[int, str, torch.device]
 Merge = Callable[[DataContainer], DataContainer]
-
-_CPU = torch.device("cpu")
 
 #: What :func:`scatter` accepts (mmcv's name): tensors, DataContainers and nests of them.
 ScatterInputs = Union[torch.Tensor, DataContainer, tuple, list, dict]
@@ -30,28 +32,6 @@ def _is_cpu_target(target_gpus: Sequence[Device] | None) -> bool:
     if target_gpus is None or len(target_gpus) == 0:
         return True
     return all(_dev(g).type == "cpu" for g in target_gpus)
-
-
-def _dev(target: Device | None) -> torch.device:
-    if target is None:
-        return torch.device("cpu")
-    if isinstance(target, torch.device):
-        return target
-    if isinstance(target, int):
-        return _CPU if target < 0 else torch.device("cuda", target)
-    return torch.device(target)
-
-
-def _to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-    if tensor.device == device:
-        return tensor
-    if device.type == "cuda":
-        # Pinned host memory makes the copy truly asynchronous; tensors from a DataLoader with
-        # pin_memory=True are pinned already and are not copied twice.
-        if tensor.device.type == "cpu" and not tensor.is_pinned():
-            tensor = tensor.pin_memory()
-        return tensor.to(device, non_blocking=True)
-    return tensor.to(device)
 
 
 def _move(obj: Any, device: torch.device) -> Any:
@@ -421,7 +401,3 @@ def gather(outputs: list, target_device: Device, dim: int = 0) -> Any:
     if len(outputs) == 1:
         return _move(outputs[0], device)
     return _gather(list(outputs), None, None, device, dim)
-
-
-# mmcv's module imports Scatter too. Imported last: _functions uses this module's helpers.
-from ._functions import Scatter as Scatter  # noqa: E402

@@ -1,7 +1,8 @@
 """Compiled-extension loading (mmcv 1.x ``mmcv.utils.ext_loader``).
 
-mmpar ships no compiled extension (no ``mmpar._ext``): :func:`check_ops_exist` says so and
-:func:`load_ext` raises an ImportError naming what to install for compiled ops.
+mmpar ships no compiled extension (no ``mmpar._ext``): :func:`load_ext` raises an ImportError
+saying so. :func:`check_ops_exist` answers the question projects ask it ("can I use
+``mmcv.ops``?"): yes, every ``mmcv.ops`` name runs on PyTorch code.
 """
 
 from __future__ import annotations
@@ -19,8 +20,12 @@ class ExtensionError(ImportError, AssertionError):
 
 
 def check_ops_exist() -> bool:
-    """Return whether a compiled ``mmpar._ext`` module is installed (it never is)."""
-    return importlib.util.find_spec(f"{_PACKAGE}._ext") is not None
+    """Return whether ``mmcv.ops`` can be used: True, as ``mmpar.ops`` serves all of it.
+
+    mmcv answered whether its compiled ``mmcv._ext`` was installed; projects (and mmcv's own
+    tests) ask it to decide whether to use ``mmcv.ops`` or to replace it with a stand-in.
+    """
+    return importlib.util.find_spec(f"{_PACKAGE}.ops") is not None
 
 
 def load_ext(name: str, funcs: Sequence[str]) -> ModuleType:

@@ -147,9 +147,13 @@ def run_page(page: str, blocks: list[Block], scratch: Path) -> PageOutcome:
     before = _files(checkout)
     env = page_env(tmp)
     outcome = PageOutcome(page)
-    for block in blocks:
+    files_before: dict[int, set[str]] = {}  # by block index: the checkout's files before it ran
+    for index, block in enumerate(blocks):
         if not block.runs:
             continue
+        files_before[index] = _files(checkout)
+        if block.continues:
+            _undo_work_dirs(checkout, files_before[_chain_start(blocks, index)])
         recursive = [name for name in RECURSIVE if name in block.code]
         if recursive:
             why = f"runs {recursive[0]}, the suite this test is in"
@@ -164,6 +168,25 @@ def run_page(page: str, blocks: list[Block], scratch: Path) -> PageOutcome:
             break
     outcome.stray_files = sorted(f for f in _files(checkout) - before if not f.startswith(WRITABLE))
     return outcome
+
+
+def _chain_start(blocks: list[Block], index: int) -> int:
+    """Index of the first python block of the chain the continuation at ``index`` replays."""
+    while blocks[index].continues:
+        index = max(i for i in range(index) if blocks[i].lang == "python")
+    return index
+
+
+def _undo_work_dirs(checkout: Path, files_before: set[str]) -> None:
+    """Remove what was written under ``work_dirs/`` since ``files_before`` was taken.
+
+    A continuation replays the blocks it continues in a new interpreter; a reader runs it in
+    the same session, where those blocks' runs happened once. Replayed over their own
+    checkpoints, their runs would be refused as a second run in the same work dir.
+    """
+    for rel in sorted(_files(checkout) - files_before):
+        if rel.startswith("work_dirs/"):
+            (checkout / rel).unlink()
 
 
 def run_block(block: Block, blocks: list[Block], cwd: Path, env: dict[str, str]) -> BlockOutcome:

@@ -176,8 +176,8 @@ def test_worker_init_fn_seeds_all_rngs():
     assert draws == (random.random(), np.random.rand(), torch.rand(1).item())
 
 
-def test_ext_loader_reports_no_compiled_ops():
-    assert ext_loader.check_ops_exist() is False
+def test_ext_loader_says_ops_exist_but_loads_no_compiled_extension():
+    assert ext_loader.check_ops_exist() is True  # every mmcv.ops name runs on PyTorch code
     with pytest.raises(ImportError, match="builds no C\\+\\+/CUDA extensions"):
         ext_loader.load_ext("_ext", ["nms"])
     version_module = ext_loader.load_ext("version", ["__version__"])

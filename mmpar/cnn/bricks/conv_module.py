@@ -11,6 +11,7 @@ from torch import nn
 from mmpar.runner.model_setup.weight_init import constant_init, kaiming_init
 from mmpar.utils.parrots_wrapper import _BatchNorm, _InstanceNorm
 
+from ..types import IntPair
 from .activation import build_activation_layer
 from .conv import build_conv_layer
 from .norm import build_norm_layer
@@ -21,8 +22,6 @@ from .registry import PLUGIN_LAYERS
 _CONV_PADDING_MODES = ("zeros", "circular")
 # Activations whose constructor has no ``inplace`` argument.
 _NO_INPLACE = ("Tanh", "PReLU", "Sigmoid", "HSigmoid", "Swish", "GELU")
-
-_IntPair = Union[int, tuple[int, int]]
 
 
 @PLUGIN_LAYERS.register_module()
@@ -66,10 +65,10 @@ class ConvModule(nn.Module):
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: _IntPair,
-        stride: _IntPair = 1,
-        padding: _IntPair = 0,
-        dilation: _IntPair = 1,
+        kernel_size: IntPair,
+        stride: IntPair = 1,
+        padding: IntPair = 0,
+        dilation: IntPair = 1,
         groups: int = 1,
         bias: Union[bool, str] = "auto",
         conv_cfg: dict | None = None,
