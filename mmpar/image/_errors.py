@@ -73,7 +73,30 @@ def name_opencv_errors(func: Callable[..., Any]) -> Callable[..., Any]:
                 f"float32, float64)"
             ) from err
 
+    wrapper.__doc__ = _with_wrapper_errors(func.__doc__ or "", takes_image, func.__name__)
     return wrapper
+
+
+def _with_wrapper_errors(doc: str, takes_image: bool, name: str) -> str:
+    """``doc`` with the errors the wrapper raises added to its ``Raises:`` section.
+
+    The wrapper raises them, so it documents them: written once here, not in every function.
+    The ``Raises:`` section is the last one in this package's docstrings, so the entries are
+    appended to it (or a section is started).
+    """
+    refused = "a 0-D array" if name in ELEMENTWISE else "not an ``(h, w)`` or ``(h, w, c)`` array"
+    entries = []
+    if takes_image:
+        entries.append(
+            f"NotAnImageError: ``img`` is {refused} (a ``ValueError`` and ``TypeError``)."
+        )
+    entries.append(
+        "ImageOpError: OpenCV refused the input (empty, or a dtype or channel count it cannot "
+        "take); a ``ValueError`` and ``cv2.error`` naming the function, shape and dtype."
+    )
+    doc = inspect.cleandoc(doc).rstrip()
+    body = "".join(f"\n    {entry}" for entry in entries)
+    return f"{doc}{body}\n" if "\nRaises:\n" in doc else f"{doc}\n\nRaises:{body}\n"
 
 
 def name_opencv_errors_of(namespace: dict) -> None:

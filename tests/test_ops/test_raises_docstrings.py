@@ -1,0 +1,94 @@
+"""Every public entry point of ``mmpar.image`` and ``mmpar.ops`` says what it does with bad input.
+
+Issue 36: each function in the packages' ``__all__``, and each class (its docstring, or the
+``__init__`` / ``forward`` one of our classes in its MRO, where it validates), has a Google-style
+``Raises:`` section. The few that raise nothing of their own are listed below with the reason;
+a listed name that gains a ``Raises:`` section (or leaves ``__all__``) fails too, so the list
+never goes stale.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+import pytest
+
+# name -> why it has no ``Raises:`` section of its own.
+RAISES_NOTHING_OF_ITS_OWN = {
+    "mmpar.image": {},
+    "mmpar.ops": {
+        "Conv2d": "the deprecated torch.nn wrapper: torch's own checks, nothing added",
+        "ConvTranspose2d": "the deprecated torch.nn wrapper: torch's own checks, nothing added",
+        "Linear": "the deprecated torch.nn wrapper: torch's own checks, nothing added",
+        "MaxPool2d": "the deprecated torch.nn wrapper: torch's own checks, nothing added",
+        "UnsupportedOpError": "an exception class, not an entry point",
+        "get_compiler_version": "takes no input; returns a constant string",
+        "get_compiling_cuda_version": "takes no input; returns a constant string",
+        "get_onnxruntime_op_path": "takes no input; returns '' as mmcv without the ort build",
+        "SparseModule": "an empty base class (isinstance marker), no code to run",
+    },
+}
+
+RAISES = re.compile(r"^\s*Raises:\s*\n\s+\S", re.MULTILINE)
+
+
+def _docs(obj: object) -> list[str]:
+    """The docstrings that can hold an entry point's ``Raises:`` section."""
+    if inspect.isclass(obj):
+        docs = [obj.__doc__ or ""]
+        for cls in obj.__mro__:
+            if cls.__module__.startswith("mmpar."):
+                docs += [
+                    cls.__dict__[m].__doc__ or ""
+                    for m in ("__init__", "forward")
+                    if m in cls.__dict__
+                ]
+        return docs
+    owner = getattr(obj, "__self__", None)
+    if inspect.isclass(owner):  # ``Function.apply`` exported as a function (as mmcv does)
+        return [owner.__doc__ or ""]
+    return [obj.__doc__ or ""]
+
+
+def _entry_points(package: str) -> list[str]:
+    module = importlib.import_module(package)
+    return [name for name in module.__all__ if callable(getattr(module, name))]
+
+
+CASES = [(pkg, name) for pkg in RAISES_NOTHING_OF_ITS_OWN for name in _entry_points(pkg)]
+
+
+@pytest.mark.parametrize(("package", "name"), CASES, ids=[f"{p}.{n}" for p, n in CASES])
+def test_entry_point_documents_its_errors(package, name):
+    obj = getattr(importlib.import_module(package), name)
+    documented = any(RAISES.search(doc) for doc in _docs(obj))
+    reason = RAISES_NOTHING_OF_ITS_OWN[package].get(name)
+    if reason is None:
+        assert documented, f"{package}.{name} has no 'Raises:' section saying what bad input does"
+    else:
+        assert not documented, f"{package}.{name} is allow-listed ({reason}) but documents errors"
+
+
+@pytest.mark.parametrize("package", sorted(RAISES_NOTHING_OF_ITS_OWN))
+def test_allow_list_names_are_exported(package):
+    stale = set(RAISES_NOTHING_OF_ITS_OWN[package]) - set(_entry_points(package))
+    assert not stale, f"allow-listed names not in {package}.__all__: {sorted(stale)}"
+
+
+def test_the_check_finds_a_missing_section():
+    """The walker itself: a function without the section is caught, one with it passes."""
+
+    def silent(x):
+        """Docstring without the section."""
+
+    def loud(x):
+        """Docstring.
+
+        Raises:
+            ValueError: Always.
+        """
+
+    assert not any(RAISES.search(d) for d in _docs(silent))
+    assert any(RAISES.search(d) for d in _docs(loud))
