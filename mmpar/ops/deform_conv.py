@@ -332,6 +332,11 @@ class DeformConv2dPack(DeformConv2d):
     The offsets come from ``conv_offset``, a plain convolution with this layer's kernel,
     stride, padding and dilation, initialised to zero (so it starts as a regular convolution).
     Registered as ``'DCN'`` in ``CONV_LAYERS``. Arguments as :class:`DeformConv2d`.
+
+    Raises:
+        AssertionError: As :class:`DeformConv2d` at construction.
+        RuntimeError: At ``forward``, ``x`` does not have ``in_channels`` channels (torch's
+            convolution of the offset layer names the shapes).
     """
 
     # mmcv's version 2 layout (``conv_offset`` inside the layer). mmcv's loader also renamed
