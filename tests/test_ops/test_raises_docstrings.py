@@ -9,9 +9,11 @@ never goes stale.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import inspect
 import re
+import sys
 
 import pytest
 
@@ -33,6 +35,8 @@ RAISES_NOTHING_OF_ITS_OWN = {
 }
 
 RAISES = re.compile(r"^\s*Raises:\s*\n\s+\S", re.MULTILINE)
+# The entries of a section: ``    Name: what``, indented one level below ``Raises:``.
+ENTRY = re.compile(r"^(?P<indent>[ ]*)Raises:\n(?P<body>(?:(?P=indent)[ ]+\S.*\n?)+)", re.MULTILINE)
 
 
 def _docs(obj: object) -> list[str]:
@@ -72,14 +76,47 @@ def test_entry_point_documents_its_errors(package, name):
         assert not documented, f"{package}.{name} is allow-listed ({reason}) but documents errors"
 
 
+def _documented_types(doc: str) -> list[str]:
+    """The exception names of a docstring's ``Raises:`` section (its first-level entries)."""
+    names = []
+    for section in ENTRY.finditer(inspect.cleandoc(doc) + "\n"):
+        lines = section.group("body").splitlines()
+        level = len(lines[0]) - len(lines[0].lstrip())
+        names += [ln.split(":")[0].strip() for ln in lines if len(ln) - len(ln.lstrip()) == level]
+    return names
+
+
+def _resolve(name: str, package: str) -> object:
+    """The exception class called ``name`` where entry points get their errors from.
+
+    A module of ``package`` (helpers raise too, e.g. ``mmpar.ops._region_growing.DtypeError``),
+    ``mmpar.utils`` (the ``Check*`` errors) or the builtins; None if there is none.
+    """
+    scopes = [vars(mod) for key, mod in sys.modules.items() if key.startswith(package)]
+    scopes += [vars(importlib.import_module("mmpar.utils")), vars(builtins)]
+    return next((scope[name] for scope in scopes if name in scope), None)
+
+
+@pytest.mark.parametrize(("package", "name"), CASES, ids=[f"{p}.{n}" for p, n in CASES])
+def test_documented_errors_are_real_exception_types(package, name):
+    """A typo or a made-up name in ``Raises:`` fails: each entry resolves to an exception."""
+    obj = getattr(importlib.import_module(package), name)
+    for doc in _docs(obj):
+        for exc in _documented_types(doc):
+            found = _resolve(exc, package)
+            assert inspect.isclass(found) and issubclass(found, BaseException), (
+                f"{package}.{name} documents {exc!r}, which is not an exception type in scope"
+            )
+
+
 @pytest.mark.parametrize("package", sorted(RAISES_NOTHING_OF_ITS_OWN))
 def test_allow_list_names_are_exported(package):
     stale = set(RAISES_NOTHING_OF_ITS_OWN[package]) - set(_entry_points(package))
     assert not stale, f"allow-listed names not in {package}.__all__: {sorted(stale)}"
 
 
-def test_the_check_finds_a_missing_section():
-    """The walker itself: a function without the section is caught, one with it passes."""
+def test_the_checks_themselves():
+    """A function without the section is caught, one with it passes; names are resolved."""
 
     def silent(x):
         """Docstring without the section."""
@@ -93,3 +130,6 @@ def test_the_check_finds_a_missing_section():
 
     assert not any(RAISES.search(d) for d in _docs(silent))
     assert any(RAISES.search(d) for d in _docs(loud))
+    assert _documented_types(loud.__doc__) == ["ValueError"]
+    assert _resolve("CheckValueError", "mmpar.image") is not None
+    assert _resolve("ValueErorr", "mmpar.ops") is None
