@@ -81,8 +81,7 @@ def _with_wrapper_errors(doc: str, takes_image: bool, name: str) -> str:
     """``doc`` with the errors the wrapper raises added to its ``Raises:`` section.
 
     The wrapper raises them, so it documents them: written once here, not in every function.
-    The ``Raises:`` section is the last one in this package's docstrings, so the entries are
-    appended to it (or a section is started).
+    The entries go at the end of the function's ``Raises:`` section, or a section is started.
     """
     refused = "a 0-D array" if name in ELEMENTWISE else "not an ``(h, w)`` or ``(h, w, c)`` array"
     entries = []
@@ -91,12 +90,20 @@ def _with_wrapper_errors(doc: str, takes_image: bool, name: str) -> str:
             f"NotAnImageError: ``img`` is {refused} (a ``ValueError`` and ``TypeError``)."
         )
     entries.append(
-        "ImageOpError: OpenCV refused the input (empty, or a dtype or channel count it cannot "
-        "take); a ``ValueError`` and ``cv2.error`` naming the function, shape and dtype."
+        "ImageOpError: OpenCV (where this function uses it) refused the input (empty, or a "
+        "dtype or channel count it cannot take); a ``ValueError`` and ``cv2.error`` naming "
+        "the function, shape and dtype."
     )
-    doc = inspect.cleandoc(doc).rstrip()
-    body = "".join(f"\n    {entry}" for entry in entries)
-    return f"{doc}{body}\n" if "\nRaises:\n" in doc else f"{doc}\n\nRaises:{body}\n"
+    lines = inspect.cleandoc(doc).rstrip().splitlines()
+    added = [f"    {entry}" for entry in entries]
+    if "Raises:" not in lines:
+        return "\n".join([*lines, "", "Raises:", *added, ""])
+    end = lines.index("Raises:") + 1
+    while end < len(lines) and (lines[end].startswith(" ") or not lines[end]):
+        end += 1  # past the section's indented entries (and blank lines between them)
+    while not lines[end - 1]:
+        end -= 1
+    return "\n".join([*lines[:end], *added, *lines[end:], ""])
 
 
 def name_opencv_errors_of(namespace: dict) -> None:

@@ -39,12 +39,16 @@ RAISES = re.compile(r"^\s*Raises:\s*\n\s+\S", re.MULTILINE)
 ENTRY = re.compile(r"^(?P<indent>[ ]*)Raises:\n(?P<body>(?:(?P=indent)[ ]+\S.*\n?)+)", re.MULTILINE)
 
 
-def _docs(obj: object) -> list[str]:
-    """The docstrings that can hold an entry point's ``Raises:`` section."""
+def _docs(obj: object, package: str = "mmpar.") -> list[str]:
+    """The docstrings that can hold an entry point's ``Raises:`` section.
+
+    A class's own, and the ``__init__`` / ``forward`` of the classes of ``package`` in its MRO
+    (not those of other layers' bases, such as ``BaseModule``, which validate other things).
+    """
     if inspect.isclass(obj):
         docs = [obj.__doc__ or ""]
         for cls in obj.__mro__:
-            if cls.__module__.startswith("mmpar."):
+            if cls.__module__.startswith(package):
                 docs += [
                     cls.__dict__[m].__doc__ or ""
                     for m in ("__init__", "forward")
@@ -68,7 +72,7 @@ CASES = [(pkg, name) for pkg in RAISES_NOTHING_OF_ITS_OWN for name in _entry_poi
 @pytest.mark.parametrize(("package", "name"), CASES, ids=[f"{p}.{n}" for p, n in CASES])
 def test_entry_point_documents_its_errors(package, name):
     obj = getattr(importlib.import_module(package), name)
-    documented = any(RAISES.search(doc) for doc in _docs(obj))
+    documented = any(RAISES.search(doc) for doc in _docs(obj, package))
     reason = RAISES_NOTHING_OF_ITS_OWN[package].get(name)
     if reason is None:
         assert documented, f"{package}.{name} has no 'Raises:' section saying what bad input does"
@@ -101,7 +105,7 @@ def _resolve(name: str, package: str) -> object:
 def test_documented_errors_are_real_exception_types(package, name):
     """A typo or a made-up name in ``Raises:`` fails: each entry resolves to an exception."""
     obj = getattr(importlib.import_module(package), name)
-    for doc in _docs(obj):
+    for doc in _docs(obj, package):
         for exc in _documented_types(doc):
             found = _resolve(exc, package)
             assert inspect.isclass(found) and issubclass(found, BaseException), (
@@ -133,3 +137,30 @@ def test_the_checks_themselves():
     assert _documented_types(loud.__doc__) == ["ValueError"]
     assert _resolve("CheckValueError", "mmpar.image") is not None
     assert _resolve("ValueErorr", "mmpar.ops") is None
+
+
+def test_image_wrapper_adds_its_errors_inside_the_raises_section():
+    """The entries land in the section, not after a later one; a missing section is started."""
+    from mmpar.image._errors import name_opencv_errors
+
+    def with_later_section(img):
+        """Do.
+
+        Raises:
+            KeyError: Own check.
+
+        Note:
+            Later section.
+        """
+
+    def without_section(img):
+        """Do."""
+
+    doc = name_opencv_errors(with_later_section).__doc__
+    raises, note = doc.index("Raises:"), doc.index("Note:")
+    assert raises < doc.index("KeyError") < doc.index("NotAnImageError") < note
+    assert raises < doc.index("ImageOpError") < note
+    assert _documented_types(name_opencv_errors(without_section).__doc__) == [
+        "NotAnImageError",
+        "ImageOpError",
+    ]
