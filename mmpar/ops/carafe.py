@@ -128,6 +128,8 @@ class CARAFEPack(nn.Module):
     Raises:
         AssertionError: At ``forward``, the shape checks of :func:`carafe` (``channels`` must
             be a multiple of ``up_group``).
+        RuntimeError: At ``forward``, ``x`` does not have ``channels`` channels (torch's
+            convolution names the shapes).
     """
 
     def __init__(
