@@ -73,7 +73,37 @@ def name_opencv_errors(func: Callable[..., Any]) -> Callable[..., Any]:
                 f"float32, float64)"
             ) from err
 
+    wrapper.__doc__ = _with_wrapper_errors(func.__doc__ or "", takes_image, func.__name__)
     return wrapper
+
+
+def _with_wrapper_errors(doc: str, takes_image: bool, name: str) -> str:
+    """``doc`` with the errors the wrapper raises added to its ``Raises:`` section.
+
+    The wrapper raises them, so it documents them: written once here, not in every function.
+    The entries go at the end of the function's ``Raises:`` section, or a section is started.
+    """
+    refused = "a 0-D array" if name in ELEMENTWISE else "not an ``(h, w)`` or ``(h, w, c)`` array"
+    entries = []
+    if takes_image:
+        entries.append(
+            f"NotAnImageError: ``img`` is {refused} (a ``ValueError`` and ``TypeError``)."
+        )
+    entries.append(
+        "ImageOpError: OpenCV (where this function uses it) refused the input (empty, or a "
+        "dtype or channel count it cannot take); a ``ValueError`` and ``cv2.error`` naming "
+        "the function, shape and dtype."
+    )
+    lines = inspect.cleandoc(doc).rstrip().splitlines()
+    added = [f"    {entry}" for entry in entries]
+    if "Raises:" not in lines:
+        return "\n".join([*lines, "", "Raises:", *added, ""])
+    end = lines.index("Raises:") + 1
+    while end < len(lines) and (lines[end].startswith(" ") or not lines[end]):
+        end += 1  # past the section's indented entries (and blank lines between them)
+    while not lines[end - 1]:
+        end -= 1
+    return "\n".join([*lines[:end], *added, *lines[end:], ""])
 
 
 def name_opencv_errors_of(namespace: dict) -> None:

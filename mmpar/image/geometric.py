@@ -226,6 +226,9 @@ def imresize_like(
 
     Returns:
         The resized image, or ``(resized, w_scale, h_scale)``.
+
+    Raises:
+        ImageSizeError: ``dst_img`` has a zero width or height (as :func:`imresize`).
     """
     h, w = dst_img.shape[:2]
     return imresize(img, (w, h), return_scale, interpolation, backend=backend)
@@ -285,6 +288,10 @@ def imrescale(
 
     Returns:
         The rescaled image, or ``(rescaled, factor)``.
+
+    Raises:
+        ValueError: ``img`` is empty, or a scale factor is not positive (as :func:`rescale_size`).
+        TypeError: ``scale`` is not a number or a tuple of ints.
     """
     h, w = img.shape[:2]
     new_size, factor = rescale_size((w, h), scale, return_scale=True)
@@ -305,6 +312,10 @@ def imflip(img: np.ndarray, direction: str = "horizontal") -> np.ndarray:
 
     Returns:
         The flipped image.
+
+    Raises:
+        CheckValueError: ``direction`` is not ``'horizontal'``, ``'vertical'`` or ``'diagonal'``
+            (a ``ValueError`` and ``AssertionError``).
     """
     if direction not in _FLIP_AXES:
         raise CheckValueError(f"unknown flip direction {direction!r}")
@@ -320,6 +331,10 @@ def imflip_(img: np.ndarray, direction: str = "horizontal") -> np.ndarray:
 
     Returns:
         ``img``, flipped.
+
+    Raises:
+        CheckValueError: ``direction`` is not ``'horizontal'``, ``'vertical'`` or ``'diagonal'``
+            (a ``ValueError`` and ``AssertionError``).
     """
     if direction not in _CV2_FLIP_CODES:
         raise CheckValueError(f"unknown flip direction {direction!r}")
@@ -437,6 +452,10 @@ def imcrop(
 
     Returns:
         One patch for a ``(4,)`` box, else a list of patches.
+
+    Raises:
+        CheckValueError: ``bboxes``' last axis is not a multiple of 4, or ``pad_fill`` does not
+            give one value per channel (a ``ValueError`` and ``AssertionError``).
     """
     channels = 1 if img.ndim == 2 else img.shape[2]
     if pad_fill is not None:
@@ -535,6 +554,9 @@ def impad_to_multiple(img: np.ndarray, divisor: int, pad_val: Union[float, list]
 
     Returns:
         The padded image.
+
+    Raises:
+        ZeroDivisionError: ``divisor`` is 0 (a negative one is not checked, as in mmcv).
     """
     pad_h = int(np.ceil(img.shape[0] / divisor)) * divisor
     pad_w = int(np.ceil(img.shape[1] / divisor)) * divisor

@@ -35,6 +35,11 @@ def tensor2imgs(
 
     Returns:
         One contiguous uint8 image per sample (values cast, not clipped, as in mmcv).
+
+    Raises:
+        AssertionError: ``tensor`` is not a 4-D tensor with 1 or 3 channels, or ``mean`` /
+            ``std`` do not give one value per channel, or ``to_rgb`` is set for one channel
+            (as mmcv).
     """
     import torch
 

@@ -69,6 +69,10 @@ def imnormalize_(
 
     Returns:
         ``img``, normalised.
+
+    Raises:
+        CheckTypeError: ``img`` is uint8, which cannot hold the normalized values in place (a
+            ``TypeError`` and, as mmcv asserted, an ``AssertionError``).
     """
     if not (img.dtype != np.uint8):
         raise CheckTypeError("imnormalize_ works in place, so img must not be uint8")
@@ -94,6 +98,9 @@ def imdenormalize(
 
     Returns:
         The de-normalised image (float).
+
+    Raises:
+        CheckTypeError: ``img`` is not a float image (a ``TypeError`` and ``AssertionError``).
     """
     if not (img.dtype != np.uint8):
         raise CheckTypeError("img must be a float image")
@@ -157,6 +164,9 @@ def posterize(img: np.ndarray, bits: int) -> np.ndarray:
 
     Returns:
         The posterized image.
+
+    Raises:
+        TypeError: ``bits`` is not an int (numpy's shift refuses it).
     """
     shift = 8 - bits
     return np.left_shift(np.right_shift(img, shift), shift)
@@ -271,6 +281,10 @@ def adjust_contrast(img: np.ndarray, factor: float = 1.0, backend: str | None = 
     """Blend the image with its mean gray level: 0 gives flat gray, 1 the image.
 
     Arguments, result and errors as :func:`adjust_brightness`.
+
+    Raises:
+        ValueError: Unknown backend.
+        CheckTypeError: The pillow backend with an image that is not uint8.
     """
     if _backend(backend) == "pillow":
         return _pillow_enhance(img, ImageEnhance.Contrast, factor)
@@ -308,6 +322,9 @@ def auto_contrast(img: np.ndarray, cutoff: Union[int, float, tuple] = 0) -> np.n
 
     Returns:
         The image, same dtype.
+
+    Raises:
+        AssertionError: ``cutoff`` is not a number or a tuple (as mmcv).
     """
     if isinstance(cutoff, (int, float)):
         cutoff = (cutoff, cutoff)
@@ -331,6 +348,10 @@ def adjust_sharpness(
 
     Returns:
         The image, same dtype, values clipped to [0, 255].
+
+    Raises:
+        CheckTypeError: ``kernel`` is not an ndarray (a ``TypeError`` and ``AssertionError``).
+        CheckValueError: ``kernel`` is not 2-D (a ``ValueError`` and ``AssertionError``).
     """
     if kernel is None:
         kernel = np.array([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]]) / 13
@@ -362,6 +383,11 @@ def adjust_lighting(
 
     Returns:
         The adjusted image (float64: the float32 image plus the float64 shift, as in mmcv).
+
+    Raises:
+        AssertionError: ``eigval`` / ``eigvec`` are not arrays of shapes ``(k,)`` and ``(3, k)``
+            (as mmcv).
+        CheckTypeError: ``alphastd`` is not a float (a ``TypeError`` and ``AssertionError``).
     """
     assert isinstance(eigval, np.ndarray) and isinstance(eigvec, np.ndarray), (
         f"eigval and eigvec must be ndarrays, but got {type(eigval)} and {type(eigvec)}"
@@ -387,6 +413,11 @@ def lut_transform(img: np.ndarray, lut_table: np.ndarray) -> np.ndarray:
 
     Returns:
         The transformed image (dtype of ``lut_table``).
+
+    Raises:
+        AssertionError: ``img`` or ``lut_table`` is not an ndarray (as mmcv).
+        CheckValueError: ``img`` values outside ``[0, 255]`` or a ``lut_table`` not of shape
+            ``(256,)`` (a ``ValueError`` and ``AssertionError``).
     """
     assert isinstance(img, np.ndarray)
     if not (0 <= np.min(img) and np.max(img) <= 255):
@@ -409,6 +440,11 @@ def clahe(
 
     Returns:
         The equalised uint8 image.
+
+    Raises:
+        AssertionError: ``img`` is not an ndarray, ``clip_limit`` not a number or
+            ``tile_grid_size`` not a pair of ints (as mmcv).
+        CheckValueError: ``img`` is not 2-D (a ``ValueError`` and ``AssertionError``).
     """
     assert isinstance(img, np.ndarray)
     if not (img.ndim == 2):

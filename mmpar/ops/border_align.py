@@ -192,6 +192,10 @@ class BorderAlign(nn.Module):
 
     Args:
         pool_size: Samples per side, minus one.
+
+    Raises:
+        CheckValueError: Bad shapes of ``input`` / ``boxes`` (as :func:`border_align`).
+        CheckTypeError: ``pool_size`` is not an int >= 1 (raised at ``forward``).
     """
 
     def __init__(self, pool_size: int) -> None:

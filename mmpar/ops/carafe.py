@@ -42,6 +42,11 @@ def carafe(
 
     Returns:
         The upsampled features, shape (N, C, H * s, W * s).
+
+    Raises:
+        AssertionError: ``scale_factor`` < 1, an even ``kernel_size``, channels not a multiple
+            of ``group_size``, or ``masks`` not ``(N, kernel_size**2 * group_size, H * s, W * s)``
+            (as mmcv).
     """
     n, c, h, w = features.shape
     k, g, s = kernel_size, group_size, scale_factor
@@ -76,7 +81,12 @@ class _CARAFEModule(nn.Module):
         self.scale_factor = scale_factor
 
     def forward(self, features: Tensor, masks: Tensor) -> Tensor:
-        """Reassemble ``features`` with ``masks`` (see :func:`carafe`)."""
+        """Reassemble ``features`` with ``masks`` (see :func:`carafe`).
+
+        Raises:
+            AssertionError: The shape checks of :func:`carafe` (and, at construction, a
+                ``kernel_size``, ``group_size`` or ``scale_factor`` that is not an int).
+        """
         return carafe(features, masks, self.kernel_size, self.group_size, self.scale_factor)
 
 
@@ -114,6 +124,12 @@ class CARAFEPack(nn.Module):
         encoder_kernel: Kernel size of the content encoder. Default: 3.
         encoder_dilation: Dilation of the content encoder. Default: 1.
         compressed_channels: Output channels of the compressor. Default: 64.
+
+    Raises:
+        AssertionError: At ``forward``, the shape checks of :func:`carafe` (``channels`` must
+            be a multiple of ``up_group``).
+        RuntimeError: At ``forward``, ``x`` does not have ``channels`` channels (torch's
+            convolution names the shapes).
     """
 
     def __init__(

@@ -38,6 +38,10 @@ class CrissCrossAttention(nn.Module):
 
     Args:
         in_channels: Channels of the input (queries and keys use ``in_channels // 8``).
+
+    Raises:
+        RuntimeError: At ``forward``, ``x`` is not ``(N, in_channels, H, W)`` (torch's
+            convolution or einsum names the shapes).
     """
 
     def __init__(self, in_channels: int) -> None:

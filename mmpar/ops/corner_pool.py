@@ -26,6 +26,9 @@ class CornerPool(nn.Module):
 
     Args:
         mode: One of ``'top'``, ``'bottom'``, ``'left'``, ``'right'``.
+
+    Raises:
+        AssertionError: ``mode`` is not one of the four (as mmcv).
     """
 
     # mode -> (dimension of an NCHW tensor, whether the scan runs from the far end)

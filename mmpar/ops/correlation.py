@@ -144,6 +144,10 @@ class Correlation(nn.Module):
         padding: Zero padding around the maps (for the window, not the displacement).
         dilation: Spacing of the window's taps.
         dilation_patch: Spacing of the displacements.
+
+    Raises:
+        ValueError: At ``forward``, ``input1`` and ``input2`` are not ``(N, C, H, W)`` of one
+            shape.
     """
 
     def __init__(

@@ -69,6 +69,11 @@ def deform_conv2d(
 
     Returns:
         ``(N, C_out, H_out, W_out)``.
+
+    Raises:
+        AssertionError: ``bias`` is set (mmcv's deform_conv2d has none).
+        ValueError: ``input``'s channels do not match ``weight`` and ``groups``, or ``offset``'s
+            channels do not match ``deform_groups`` and the kernel size.
     """
     assert not bias, "deform_conv2d has no bias (as in mmcv); add one after it"
     _check_groups(input, offset, weight, groups, deform_groups)
@@ -98,6 +103,11 @@ class DeformConv2d(nn.Module):
         deform_groups: Groups of input channels sharing one offset field.
         bias: Must be False (mmcv's DeformConv2d has no bias).
         im2col_step: Accepted for compatibility.
+
+    Raises:
+        AssertionError: ``bias`` is set, or the channels are not multiples of ``groups`` (as
+            mmcv).
+        ValueError: At ``forward``, the channel checks of :func:`deform_conv2d`.
     """
 
     @deprecated_api_warning({"deformable_groups": "deform_groups"}, cls_name="DeformConv2d")
@@ -191,6 +201,11 @@ class DeformConv2dPack(DeformConv2d):
     The offsets come from ``conv_offset``, a plain convolution with this layer's kernel,
     stride, padding and dilation, initialised to zero (so it starts as a regular convolution).
     Registered as ``'DCN'`` in ``CONV_LAYERS``. Arguments as :class:`DeformConv2d`.
+
+    Raises:
+        AssertionError: As :class:`DeformConv2d` at construction.
+        RuntimeError: At ``forward``, ``x`` does not have ``in_channels`` channels (torch's
+            convolution of the offset layer names the shapes).
     """
 
     # mmcv's version 2 layout (``conv_offset`` inside the layer). mmcv's loader also renamed

@@ -130,7 +130,13 @@ def _sample_matrices(
 
 
 class DeformRoIPoolFunction(torch.autograd.Function):
-    """Deformable RoI pooling with mmcv's argument order (``deform_roi_pool`` is its apply)."""
+    """Deformable RoI pooling with mmcv's argument order (``deform_roi_pool`` is its apply).
+
+    Raises:
+        AssertionError: ``rois`` is not ``(K, 5)`` (as mmcv).
+        IndexError: A batch index (``rois[:, 0]``) is outside ``[0, N)``.
+        ValueError: A NaN or infinite box, or ``offset`` not ``(K, 2, h, w)``.
+    """
 
     @staticmethod
     def forward(  # type: ignore[override]
@@ -220,6 +226,11 @@ class DeformRoIPool(nn.Module):
         spatial_scale: Factor from RoI to feature-map coordinates (1 / stride).
         sampling_ratio: Samples per bin along each axis; 0 for ``ceil(bin size)`` per RoI.
         gamma: Scale of the offsets: a bin moves by ``gamma * roi size * offset``.
+
+    Raises:
+        AssertionError: At ``forward``, ``rois`` is not ``(K, 5)`` (as mmcv).
+        IndexError: At ``forward``, a batch index is outside ``[0, N)``.
+        ValueError: At ``forward``, a NaN or infinite box, or a badly shaped ``offset``.
     """
 
     def __init__(
@@ -286,6 +297,12 @@ class DeformRoIPoolPack(DeformRoIPool):
         spatial_scale: Factor from RoI to feature-map coordinates.
         sampling_ratio: Samples per bin along each axis; 0 for adaptive.
         gamma: Scale of the offsets.
+
+    Raises:
+        AssertionError: At ``forward``, ``input`` does not have ``output_channels`` channels,
+            or ``rois`` is not ``(K, 5)``.
+        IndexError: At ``forward``, a batch index is outside ``[0, N)``.
+        ValueError: At ``forward``, a NaN or infinite box.
     """
 
     def __init__(
@@ -316,6 +333,12 @@ class ModulatedDeformRoIPoolPack(DeformRoIPool):
     """DeformRoIPoolPack that also predicts a per-bin mask in ``(0, 1)`` multiplied in.
 
     Args: as :class:`DeformRoIPoolPack`.
+
+    Raises:
+        AssertionError: At ``forward``, ``input`` does not have ``output_channels`` channels,
+            or ``rois`` is not ``(K, 5)``.
+        IndexError: At ``forward``, a batch index is outside ``[0, N)``.
+        ValueError: At ``forward``, a NaN or infinite box.
     """
 
     def __init__(

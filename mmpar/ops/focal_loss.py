@@ -69,6 +69,10 @@ def sigmoid_focal_loss(
 
     Returns:
         The loss.
+
+    Raises:
+        AssertionError: ``target`` is not int64, the shapes are not ``(N, C)`` / ``(N,)`` /
+            ``(C,)``, or ``reduction`` is unknown (as mmcv).
     """
     _check(input, target, weight, reduction)
     num_classes = input.size(1)
@@ -100,6 +104,10 @@ def softmax_focal_loss(
 
     Returns:
         The loss.
+
+    Raises:
+        AssertionError: ``target`` is not int64, the shapes are not ``(N, C)`` / ``(N,)`` /
+            ``(C,)``, or ``reduction`` is unknown (as mmcv).
     """
     _check(input, target, weight, reduction)
     valid = target >= 0
@@ -139,6 +147,10 @@ class _FocalLoss(nn.Module):
 
         Returns:
             The loss.
+
+        Raises:
+            AssertionError: At ``forward``, the checks of the loss function (``target`` int64,
+                shapes ``(N, C)`` / ``(N,)``, a known ``reduction``).
         """
         return self._loss(input, target, self.gamma, self.alpha, self.weight, self.reduction)
 

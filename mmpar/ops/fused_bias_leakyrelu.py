@@ -37,6 +37,9 @@ def fused_bias_leakyrelu(
 
     Returns:
         A tensor shaped as ``input``.
+
+    Raises:
+        AssertionError: ``scale`` is not positive, or ``bias`` is not ``(C,)`` (as mmcv).
     """
     assert scale > 0, "The scale should be greater than 0"
     if bias is not None:
@@ -53,6 +56,10 @@ class FusedBiasLeakyReLU(nn.Module):
         num_channels: Channels of the input.
         negative_slope: Slope of the negative part.
         scale: Output factor.
+
+    Raises:
+        AssertionError: At ``forward``, ``input`` does not have ``num_channels`` channels, or
+            ``scale`` is not positive (as :func:`fused_bias_leakyrelu`).
     """
 
     def __init__(self, num_channels: int, negative_slope: float = 0.2, scale: float = 2**0.5):

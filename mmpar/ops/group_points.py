@@ -243,6 +243,10 @@ class GroupAll(nn.Module):
             xyz: ``(B, N, 3)`` coordinates.
             new_xyz: Unused (mmcv's signature).
             features: ``(B, C, N)`` features, or None (coordinates only).
+
+        Raises:
+            RuntimeError: ``features`` do not match ``xyz``'s batch and point counts (torch's
+                concatenation names the sizes).
         """
         grouped_xyz = xyz.transpose(1, 2).unsqueeze(2)
         if features is None:

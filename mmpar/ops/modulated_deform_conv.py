@@ -68,6 +68,10 @@ def modulated_deform_conv2d(
 
     Returns:
         ``(N, C_out, H_out, W_out)``.
+
+    Raises:
+        ValueError: ``input`` is not 4-D, its channels do not match ``weight`` and ``groups``, or
+            ``offset``'s channels do not match ``deform_groups`` and the kernel size.
     """
     if input.dim() != 4:
         raise ValueError(f"Expected 4D tensor as input, got {input.dim()}D tensor instead.")
@@ -98,6 +102,9 @@ class ModulatedDeformConv2d(nn.Module):
         groups: Convolution groups.
         deform_groups: Groups of input channels sharing one offset field and mask.
         bias: Learn a bias (a truthy value such as ``'auto'`` counts as True, as in mmcv).
+
+    Raises:
+        ValueError: At ``forward``, the checks of :func:`modulated_deform_conv2d`.
     """
 
     @deprecated_api_warning(
@@ -173,6 +180,10 @@ class ModulatedDeformConv2dPack(ModulatedDeformConv2d):
     mask at 0.5) gives ``3 * deform_groups * kh * kw`` channels, split as the module docstring
     says. Registered as ``'DCNv2'`` in ``CONV_LAYERS``. Arguments as
     :class:`ModulatedDeformConv2d`.
+
+    Raises:
+        RuntimeError: At ``forward``, ``x`` does not have ``in_channels`` channels (torch's
+            convolution of the offset layer names the shapes).
     """
 
     _version = 2  # mmcv's layout version (see DeformConv2dPack)

@@ -106,6 +106,11 @@ def nms(
         ``(dets, keep)``: ``dets`` ``(K, 5)`` are the kept boxes with their scores as the last
         column, ``keep`` ``(K,)`` their indices into ``boxes``, by decreasing score; NumPy
         arrays if ``boxes`` was one.
+
+    Raises:
+        TypeError: ``boxes`` or ``scores`` is neither a Tensor nor an ndarray.
+        AssertionError: ``boxes`` is not ``(N, 4)``, ``scores`` has another length, or
+            ``offset`` is not 0 or 1 (as mmcv).
     """
     boxes, scores, is_numpy = _as_tensors(boxes, scores)
     _check(boxes, scores, offset)
@@ -323,6 +328,9 @@ def nms_match(dets: ArrayLike, iou_threshold: float) -> list[ArrayLike]:
     Returns:
         One index array (Tensor or NumPy, as ``dets``) per kept box, by decreasing score of
         the kept box; each starts with the kept box, then its suppressed boxes by score.
+
+    Raises:
+        AssertionError: ``dets`` is not ``(N, 5)`` (as mmcv).
     """
     is_tensor = isinstance(dets, Tensor)
     groups: list[list[int]] = []
@@ -375,6 +383,14 @@ def batched_nms(
     Returns:
         ``(dets, keep)``: ``dets`` ``(K, 5)`` kept boxes with their (possibly decayed) score as
         last column, ``keep`` their indices into ``boxes``, by decreasing score.
+
+    Raises:
+        KeyError: ``nms_cfg['type']`` is not a known NMS op.
+        TypeError: ``nms_cfg`` lacks ``iou_threshold`` or has an argument the op does not take.
+        AssertionError: The op's checks (as :func:`nms` and :func:`soft_nms`: box shape,
+            ``offset``, ``method``).
+        RuntimeError: ``scores`` has another length than ``boxes`` (torchvision's check;
+            a wrong length of ``idxs`` is not detected).
     """
     if nms_cfg is None:
         scores, inds = scores.sort(descending=True)

@@ -194,6 +194,10 @@ def rel_roi_point_to_rel_img_point(
 
     Returns:
         Relative image coordinates, shape (N, P, 2).
+
+    Raises:
+        AssertionError: ``rois`` and ``rel_roi_points`` are not ``(N, 4 or 5)`` and ``(N, P,
+            2)`` of one ``N``, or ``img`` is neither an ``(h, w)`` tuple nor a 4-D map (as mmcv).
     """
     abs_points = rel_roi_point_to_abs_img_point(rois, rel_roi_points)
     return abs_img_point_to_rel_img_point(abs_points, img, spatial_scale)
@@ -213,6 +217,10 @@ def point_sample(
 
     Returns:
         Features at the points, shape (N, C, P) or (N, C, Hg, Wg).
+
+    Raises:
+        RuntimeError: ``points`` has another batch size than ``input`` or is not 3-D or 4-D
+            (``grid_sample`` names the sizes).
     """
     flat = points.dim() == 3
     if flat:

@@ -115,7 +115,13 @@ def _prefix_sums(features: Tensor) -> Tensor:
 
 
 class PrRoIPoolFunction(torch.autograd.Function):
-    """Precise RoI pooling with mmcv's argument order (``prroi_pool`` is its apply)."""
+    """Precise RoI pooling with mmcv's argument order (``prroi_pool`` is its apply).
+
+    Raises:
+        ValueError: ``features`` or ``rois`` is not floating point, or a box is NaN or infinite.
+        AssertionError: ``rois`` is not ``(K, 5)`` (as mmcv).
+        IndexError: A batch index (``rois[:, 0]``) is outside ``[0, N)``.
+    """
 
     @staticmethod
     def forward(  # type: ignore[override]
@@ -244,6 +250,12 @@ class PrRoIPool(nn.Module):
     Args:
         output_size: ``(h, w)`` of each output map (an int for square).
         spatial_scale: Factor from RoI to feature-map coordinates (1 / stride).
+
+    Raises:
+        ValueError: At ``forward``, ``features`` or ``rois`` is not floating point, or a box is
+            NaN or infinite.
+        AssertionError: At ``forward``, ``rois`` is not ``(K, 5)`` (as mmcv).
+        IndexError: At ``forward``, a batch index is outside ``[0, N)``.
     """
 
     def __init__(self, output_size: int | tuple, spatial_scale: float = 1.0) -> None:

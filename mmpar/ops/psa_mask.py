@@ -96,6 +96,10 @@ class PSAMask(nn.Module):
     Args:
         psa_type: ``'collect'`` or ``'distribute'``.
         mask_size: (mask_h, mask_w) of the input's window, or one int for both.
+
+    Raises:
+        AssertionError: ``psa_type`` is not ``'collect'`` or ``'distribute'``; at ``forward``,
+            ``input``'s channels are not ``mask_h * mask_w`` (as mmcv).
     """
 
     def __init__(self, psa_type: str, mask_size: int | tuple | None = None) -> None:

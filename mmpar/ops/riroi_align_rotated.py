@@ -94,6 +94,12 @@ class RiRoIAlignRotated(nn.Module):
         num_samples: Samples per bin along each axis; 0 for adaptive.
         num_orientations: Orientation channels per group.
         clockwise: Angles turn clockwise in image space.
+
+    Raises:
+        TypeError: At ``forward``, ``out_size`` is not an int or a pair of ints.
+        ValueError: At ``forward``, ``features`` not 4-D, ``rois`` not ``(K, 6)`` or on another
+            device, a batch index outside ``[0, N)``, or channels not a multiple of
+            ``num_orientations``.
     """
 
     def __init__(

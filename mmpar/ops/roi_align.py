@@ -70,6 +70,11 @@ class RoIAlign(nn.Module):
         pool_mode: ``'avg'`` or ``'max'`` (see :func:`roi_align`).
         aligned: Half-pixel-aligned sampling (True) or mmcv's legacy one (False).
         use_torchvision: Accepted for compatibility; both settings run torchvision's kernel.
+
+    Raises:
+        AssertionError: At ``forward``, ``pool_mode`` is not ``'avg'`` or ``'max'``, or ``rois``
+            is not ``(K, 5)`` (as mmcv).
+        IndexError: At ``forward``, a batch index (``rois[:, 0]``) is outside ``[0, N)``.
     """
 
     @deprecated_api_warning(

@@ -175,6 +175,10 @@ class RoIAlignRotated(nn.Module):
         sampling_ratio: Samples per bin along each axis; 0 for adaptive.
         aligned: Half-pixel-aligned sampling (True) or mmcv's legacy one (False).
         clockwise: Angles turn clockwise in image space.
+
+    Raises:
+        ValueError: At ``forward``, ``input`` not 4-D, ``rois`` not ``(K, 6)`` or on another
+            device, a batch index outside ``[0, N)``, or (``aligned``) a negative width or height.
     """
 
     @deprecated_api_warning(

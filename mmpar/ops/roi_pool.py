@@ -126,6 +126,11 @@ class RoIPool(nn.Module):
     Args:
         output_size: ``(h, w)`` of each output map (an int for square).
         spatial_scale: Factor from box coordinates to feature-map coordinates.
+
+    Raises:
+        AssertionError: At ``forward``, ``rois`` is not ``(K, 5)`` (as mmcv).
+        IndexError: At ``forward``, a batch index (``rois[:, 0]``) is outside ``[0, N)``, or a box
+            coordinate is NaN (that message names no RoI).
     """
 
     def __init__(self, output_size: int | tuple[int, int], spatial_scale: float = 1.0) -> None:

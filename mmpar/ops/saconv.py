@@ -40,6 +40,10 @@ class SAConv2d(ConvAWS2d):
         groups: Convolution groups.
         bias: Create mmcv's ``bias`` parameter (unused in the output, as in mmcv).
         use_deform: Deformable branches.
+
+    Raises:
+        RuntimeError: At ``forward``, ``x`` does not have ``in_channels`` channels (torch's
+            convolution names the shapes).
     """
 
     def __init__(

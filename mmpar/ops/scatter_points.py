@@ -133,6 +133,11 @@ class DynamicScatter(nn.Module):
         voxel_size: The voxel size (x, y, z), kept for mmcv's signature.
         point_cloud_range: (x_min, y_min, z_min, x_max, y_max, z_max), kept likewise.
         average_points: Reduce by mean instead of max.
+
+    Raises:
+        ValueError: At ``forward``, an unknown reduction, or ``points`` / ``coors`` not ``(N, C)``
+            / ``(N, ndim)`` with one ``N``.
+        TypeError: At ``forward``, ``points`` not floating point or ``coors`` not integer.
     """
 
     def __init__(

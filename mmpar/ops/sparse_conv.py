@@ -167,7 +167,13 @@ class SparseConvolution(SparseModule):
         )
 
     def forward(self, input: SparseConvTensor) -> SparseConvTensor:  # noqa: A002
-        """Convolve the active sites; returns a new SparseConvTensor sharing the rulebooks."""
+        """Convolve the active sites; returns a new SparseConvTensor sharing the rulebooks.
+
+        Raises:
+            AssertionError: ``input`` is not a SparseConvTensor (as mmcv).
+            ValueError: ``input`` has another number of spatial dimensions than the layer, features
+                not ``(N, in_channels)``, or an index outside the batch x spatial shape.
+        """
         check_sparse_input(self, input)
         features, indices = input.features, input.indices
         if features.dim() != 2 or features.size(1) != self.in_channels:

@@ -43,7 +43,13 @@ class SparseMaxPool(SparseModule):
         self.dilation = _per_dim(dilation, ndim)
 
     def forward(self, input: SparseConvTensor) -> SparseConvTensor:  # noqa: A002
-        """Pool the active sites; returns a new SparseConvTensor."""
+        """Pool the active sites; returns a new SparseConvTensor.
+
+        Raises:
+            AssertionError: ``input`` is not a SparseConvTensor (as mmcv).
+            ValueError: ``input`` has another number of spatial dimensions than the layer, or an
+                index outside the batch x spatial shape.
+        """
         check_sparse_input(self, input)
         spatial_shape = input.spatial_shape
         if self.subm:

@@ -51,7 +51,12 @@ def tin_shift(input: Tensor, shift: Tensor) -> Tensor:
 
 
 class TINShift(nn.Module):
-    """Temporal interlace shift (`TIN <https://arxiv.org/abs/2001.06499>`_) as a module."""
+    """Temporal interlace shift (`TIN <https://arxiv.org/abs/2001.06499>`_) as a module.
+
+    Raises:
+        ValueError: At ``forward``, the batch sizes of ``input`` and ``shift`` differ, or C is not
+            a positive multiple of the number of groups.
+    """
 
     def forward(self, input: Tensor, shift: Tensor) -> Tensor:
         """Apply :func:`tin_shift`.

@@ -43,6 +43,12 @@ def upfirdn2d(
 
     Returns:
         ``(N, C, H', W')`` with ``H' = (H * up_y + y0 + y1 - kh) // down_y + 1`` (``W'`` alike).
+
+    Raises:
+        ValueError: ``input`` is not 4-D (it is unpacked as ``N, C, H, W``).
+        IndexError: ``kernel`` is not 2-D.
+        RuntimeError: Negative ``pad`` crops the input below the kernel size (torch's
+            convolution names the sizes).
     """
     up_x, up_y = _pair(up)
     down_x, down_y = _pair(down)

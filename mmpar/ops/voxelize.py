@@ -147,6 +147,13 @@ class Voxelization(nn.Module):
         max_num_points: Points kept per voxel; -1 means dynamic voxelization.
         max_voxels: Voxels kept, one int or (training, testing).
         deterministic: Accepted for mmcv's signature (always deterministic here).
+
+    Raises:
+        RuntimeError: ``voxel_size`` and ``point_cloud_range`` do not hold 3 and 6 numbers
+            (torch's broadcasting names the sizes).
+        TypeError: At ``forward``, ``input`` is not a floating-point tensor.
+        ValueError: At ``forward``, ``input`` is not ``(N, >=3)``, or ``max_num_points`` /
+            ``max_voxels`` below -1.
     """
 
     def __init__(
