@@ -87,12 +87,7 @@ def roi_align_max(
     sampling_ratio: int,
     aligned: bool,
 ) -> Tensor:
-    """Max-mode RoIAlign; arguments as :func:`mmpar.ops.roi_align` (``rois`` checked there).
-
-    Raises:
-        RuntimeError: With ``aligned=True``, a RoI with negative width or height (as mmcv's
-            kernel asserts).
-    """
+    """Max-mode RoIAlign; arguments as :func:`mmpar.ops.roi_align` (``rois`` checked there)."""
     ph, pw = output_size
     n, c, height, width = input.shape
     if rois.size(0) == 0:
@@ -103,13 +98,7 @@ def roi_align_max(
     y1 = rois[:, 2] * spatial_scale - shift
     roi_w = (rois[:, 3] * spatial_scale - shift) - x1
     roi_h = (rois[:, 4] * spatial_scale - shift) - y1
-    if aligned:
-        if bool(((roi_w < 0) | (roi_h < 0)).any()):
-            raise RuntimeError(
-                "roi_align: with aligned=True every RoI needs x2 >= x1 and y2 >= y1 (mmcv's "
-                "kernel asserts it); fix the boxes or use aligned=False"
-            )
-    else:
+    if not aligned:  # (aligned boxes of negative size are refused by roi_align)
         roi_w, roi_h = roi_w.clamp(min=1), roi_h.clamp(min=1)
     bin_h, bin_w = roi_h / ph, roi_w / pw
     if sampling_ratio > 0:
