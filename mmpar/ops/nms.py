@@ -215,49 +215,66 @@ def _soft_nms_keep(
     if n == 0:
         return index, scores[:0]
     target, decayer, weight = _soft_nms_edges(boxes, iou_threshold, sigma, method, offset)
-    score = scores.clone()
+    # The rounds are many small steps: NumPy's per-call cost is a fraction of torch's, and
+    # mmcv's own soft-NMS runs on a CPU copy too.
+    keep, kept = _soft_nms_rounds(
+        scores.detach().cpu().numpy().copy(),
+        target.cpu().numpy(),
+        decayer.cpu().numpy(),
+        weight.cpu().numpy(),
+        min_score,
+    )
+    return torch.from_numpy(keep).to(device), torch.from_numpy(kept).to(device)
+
+
+def _soft_nms_rounds(
+    score: np.ndarray,
+    target: np.ndarray,
+    decayer: np.ndarray,
+    weight: np.ndarray,
+    min_score: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rounds of ``_soft_nms_keep`` on NumPy arrays; ``score`` is updated in place."""
+    n = score.shape[0]
     # mmcv never checks the first box it takes against min_score; every other box is
     # checked (and dropped if under) after the first step even when not decayed.
     alive = score >= min_score
-    if n > 0:
-        alive[torch.argmax(score)] = True
-    taken = torch.zeros(n, dtype=torch.bool, device=device)
+    alive[np.argmax(score)] = True
+    taken = np.zeros(n, dtype=bool)
     while True:
         open_ = alive & ~taken
-        if not bool(open_.any()):
+        if not open_.any():
             break
         # Only pairs of boxes still open matter from now on.
         live = open_[target] & open_[decayer]
         target, decayer, weight = target[live], decayer[live], weight[live]
         st, sd = score[target], score[decayer]
         outscored = (sd > st) | ((sd == st) & (decayer < target))
-        blocked = torch.zeros(n, dtype=torch.bool, device=device)
-        blocked[target[outscored]] = True
-        new = open_ & ~blocked
+        new = open_.copy()
+        new[target[outscored]] = False
         taken |= new
         # Decays from the boxes just taken onto their open neighbours, in taking order.
         hit = new[decayer] & ~new[target]
-        t, d, w = target[hit], decayer[hit], weight[hit]
-        if t.numel() > 0:
-            order = torch.argsort(d, stable=True)
-            order = order[torch.argsort(-score[d[order]], stable=True)]
-            order = order[torch.argsort(t[order], stable=True)]
+        if hit.any():
+            t, d, w = target[hit], decayer[hit], weight[hit]
+            # By decayed box, then by the decayer's taking order (score down, index up).
+            order = np.lexsort((d, -score[d], t))
             t, w = t[order], w[order]
             # One row per decayed box: its score, then its weights in taking order, padded
-            # with exact 1s; a running product along the row multiplies one at a time.
-            targets, group, per_target = torch.unique_consecutive(
-                t, return_inverse=True, return_counts=True
-            )
-            group_start = torch.cumsum(per_target, 0) - per_target
-            rank = torch.arange(len(t), device=device) - group_start[group]
-            rows = score.new_ones(len(targets), int(per_target.max()) + 1)
+            # with exact 1s; a running product along the row multiplies one at a time in the
+            # scores' dtype, as mmcv's ``sc[pos] *= weight`` (torch.cumprod on the CPU
+            # accumulates float32 in double: one rounding per row, not one per weight).
+            targets, group, per_target = np.unique(t, return_inverse=True, return_counts=True)
+            group_start = np.cumsum(per_target) - per_target
+            rank = np.arange(len(t)) - group_start[group]
+            rows = np.ones((len(targets), int(per_target.max()) + 1), dtype=score.dtype)
             rows[:, 0] = score[targets]
             rows[group, rank + 1] = w
-            score[targets] = torch.cumprod(rows, 1)[:, -1]
+            score[targets] = np.multiply.accumulate(rows, axis=1)[:, -1]
         alive &= ~(open_ & ~new & (score < min_score))
-    keep = index[taken]
+    keep = np.flatnonzero(taken)
     # mmcv's taking order: its scores never increase from one step to the next.
-    keep = keep[torch.argsort(-score[keep], stable=True)]
+    keep = keep[np.argsort(-score[keep], kind="stable")]
     return keep, score[keep]
 
 
