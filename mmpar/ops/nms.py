@@ -125,64 +125,67 @@ def nms(
     return _output(dets, inds, is_numpy)
 
 
-def _soft_nms_weights(ious: Tensor, method: str, iou_threshold: float, sigma: float) -> Tensor:
+def _soft_nms_weights(
+    ious: np.ndarray, method: str, iou_threshold: float, sigma: float
+) -> np.ndarray:
     # mmcv's weights, compared and computed in the IoU's dtype (float32 in, as its kernel).
     if method == "naive":
-        return (ious < iou_threshold).to(ious.dtype)
+        return (ious < iou_threshold).astype(ious.dtype)
     if method == "linear":
-        return torch.where(ious >= iou_threshold, 1 - ious, torch.ones_like(ious))
-    return torch.exp(-(ious * ious) / sigma)
+        return np.where(ious >= iou_threshold, 1 - ious, np.ones_like(ious))
+    # torch's exp (and its division by a scalar), whose float32 results the reference tests pin.
+    iou = torch.from_numpy(ious)
+    return torch.exp(-(iou * iou) / sigma).numpy()
 
 
-def _pair_iou(boxes: Tensor, a: Tensor, b: Tensor, offset: int) -> Tensor:
+def _pair_iou(boxes: np.ndarray, a: np.ndarray, b: np.ndarray, offset: int) -> np.ndarray:
     """IoU of ``boxes[a]`` with ``boxes[b]`` with mmcv's float arithmetic and ``offset``."""
-    x1, y1, x2, y2 = boxes.unbind(1)
+    x1, y1, x2, y2 = boxes.T
     areas = (x2 - x1 + offset) * (y2 - y1 + offset)
-    w = (torch.minimum(x2[a], x2[b]) - torch.maximum(x1[a], x1[b]) + offset).clamp(min=0)
-    h = (torch.minimum(y2[a], y2[b]) - torch.maximum(y1[a], y1[b]) + offset).clamp(min=0)
+    w = np.maximum(np.minimum(x2[a], x2[b]) - np.maximum(x1[a], x1[b]) + offset, 0)
+    h = np.maximum(np.minimum(y2[a], y2[b]) - np.maximum(y1[a], y1[b]) + offset, 0)
     inter = w * h
     return inter / (areas[a] + areas[b] - inter)
 
 
-def _x_overlapping_pairs(boxes: Tensor, offset: int) -> tuple[Tensor, Tensor]:
+def _x_overlapping_pairs(boxes: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
     """Each unordered pair of boxes whose x-extents may overlap, once (a sweep over sorted x1).
 
     Pairs left out have no positive overlap width, hence IoU 0. The bound is generous for
     ``offset=1`` (2 pixels) so that no rounding of ``x2 - x1 + 1`` can lose a pair.
     """
-    n = boxes.size(0)
-    device = boxes.device
-    order = torch.argsort(boxes[:, 0], stable=True)
-    x1 = boxes[order, 0].contiguous()
+    n = boxes.shape[0]
+    order = np.argsort(boxes[:, 0], kind="stable")
+    x1 = boxes[order, 0]
     # Sorted positions after i whose x1 is below box i's right edge.
-    end = torch.searchsorted(x1, (boxes[order, 2] + 2 * offset).contiguous(), side="left")
-    first = torch.arange(1, n + 1, device=device)
-    count = (end - first).clamp(min=0)
-    a = torch.repeat_interleave(torch.arange(n, device=device), count)
-    group_start = torch.repeat_interleave(torch.cumsum(count, 0) - count, count)
-    b = first[a] + torch.arange(a.numel(), device=device) - group_start
+    end = np.searchsorted(x1, boxes[order, 2] + 2 * offset, side="left")
+    first = np.arange(1, n + 1)
+    count = np.maximum(end - first, 0)
+    a = np.repeat(np.arange(n), count)
+    group_start = np.repeat(np.cumsum(count) - count, count)
+    b = first[a] + np.arange(a.size) - group_start
     return order[a], order[b]
 
 
 def _soft_nms_edges(
-    boxes: Tensor, iou_threshold: float, sigma: float, method: str, offset: int
-) -> tuple[Tensor, Tensor, Tensor]:
+    boxes: np.ndarray, iou_threshold: float, sigma: float, method: str, offset: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pairs of boxes that decay each other: ``(target, decayer, weight)``, weight != 1.
 
     Weights are symmetric (so is the IoU, operand for operand), so each pair is listed in
     both directions. Only pairs whose x-extents overlap are measured, unless a zero IoU
     itself decays (``'naive'`` with a threshold <= 0), when every pair is.
     """
-    n = boxes.size(0)
-    zero_decays = bool(_soft_nms_weights(boxes.new_zeros(1), method, iou_threshold, sigma)[0] != 1)
-    if zero_decays:
-        a, b = torch.triu_indices(n, n, 1, device=boxes.device)
+    n = boxes.shape[0]
+    zero = np.zeros(1, dtype=boxes.dtype)
+    if _soft_nms_weights(zero, method, iou_threshold, sigma)[0] != 1:
+        a, b = np.triu_indices(n, 1)
     else:
         a, b = _x_overlapping_pairs(boxes, offset)
     weight = _soft_nms_weights(_pair_iou(boxes, a, b, offset), method, iou_threshold, sigma)
     decays = weight != 1
     a, b, weight = a[decays], b[decays], weight[decays]
-    return torch.cat([a, b]), torch.cat([b, a]), torch.cat([weight, weight])
+    return np.concatenate([a, b]), np.concatenate([b, a]), np.concatenate([weight, weight])
 
 
 def _soft_nms_keep(
@@ -214,15 +217,13 @@ def _soft_nms_keep(
     index = torch.arange(n, device=device)
     if n == 0:
         return index, scores[:0]
-    target, decayer, weight = _soft_nms_edges(boxes, iou_threshold, sigma, method, offset)
-    # The rounds are many small steps: NumPy's per-call cost is a fraction of torch's, and
-    # mmcv's own soft-NMS runs on a CPU copy too.
+    # Many small steps: NumPy's per-call cost is a fraction of torch's, and mmcv's own
+    # soft-NMS runs on a CPU copy too.
+    target, decayer, weight = _soft_nms_edges(
+        boxes.detach().cpu().numpy(), iou_threshold, sigma, method, offset
+    )
     keep, kept = _soft_nms_rounds(
-        scores.detach().cpu().numpy().copy(),
-        target.cpu().numpy(),
-        decayer.cpu().numpy(),
-        weight.cpu().numpy(),
-        min_score,
+        scores.detach().cpu().numpy().copy(), target, decayer, weight, min_score
     )
     return torch.from_numpy(keep).to(device), torch.from_numpy(kept).to(device)
 
