@@ -294,9 +294,9 @@ def soft_nms(
     mmcv's algorithm: repeatedly take the highest-scoring remaining box, multiply each other
     remaining box's score by a weight of its IoU with it, and drop boxes whose score falls
     below ``min_score`` (the first box taken is kept whatever its score). torchvision has no
-    soft-NMS; this is vectorised PyTorch that takes many boxes per step (see
-    ``_soft_nms_keep``), on the input's device. Of boxes with equal scores the earlier input
-    index is taken first.
+    soft-NMS; this takes many boxes per step (see ``_soft_nms_keep``), on a CPU copy with
+    NumPy as mmcv's kernel runs on the CPU, and returns on the input's device. Of boxes with
+    equal scores the earlier input index is taken first.
 
     Args:
         boxes: Boxes ``(N, 4)`` as ``x1, y1, x2, y2``.
