@@ -170,10 +170,10 @@ def _x_overlapping_pairs(boxes: np.ndarray, offset: int) -> tuple[np.ndarray, np
 def _soft_nms_edges(
     boxes: np.ndarray, iou_threshold: float, sigma: float, method: str, offset: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs of boxes that decay each other: ``(target, decayer, weight)``, weight != 1.
+    """The pairs of boxes that decay each other: ``(low, high, weight)``, weight != 1.
 
-    Weights are symmetric (so is the IoU, operand for operand), so each pair is listed in
-    both directions. Only pairs whose x-extents overlap are measured, unless a zero IoU
+    Weights are symmetric (so is the IoU, operand for operand), so each pair is listed once,
+    the lower index first. Only pairs whose x-extents overlap are measured, unless a zero IoU
     itself decays (``'naive'`` with a threshold <= 0), when every pair is.
     """
     n = boxes.shape[0]
@@ -185,7 +185,7 @@ def _soft_nms_edges(
     weight = _soft_nms_weights(_pair_iou(boxes, a, b, offset), method, iou_threshold, sigma)
     decays = weight != 1
     a, b, weight = a[decays], b[decays], weight[decays]
-    return np.concatenate([a, b]), np.concatenate([b, a]), np.concatenate([weight, weight])
+    return np.minimum(a, b), np.maximum(a, b), weight
 
 
 def _soft_nms_keep(
@@ -219,23 +219,27 @@ def _soft_nms_keep(
         return index, scores[:0]
     # Many small steps: NumPy's per-call cost is a fraction of torch's, and mmcv's own
     # soft-NMS runs on a CPU copy too.
-    target, decayer, weight = _soft_nms_edges(
+    low, high, weight = _soft_nms_edges(
         boxes.detach().cpu().numpy(), iou_threshold, sigma, method, offset
     )
     keep, kept = _soft_nms_rounds(
-        scores.detach().cpu().numpy().copy(), target, decayer, weight, min_score
+        scores.detach().cpu().numpy().copy(), low, high, weight, min_score
     )
     return torch.from_numpy(keep).to(device), torch.from_numpy(kept).to(device)
 
 
 def _soft_nms_rounds(
     score: np.ndarray,
-    target: np.ndarray,
-    decayer: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
     weight: np.ndarray,
     min_score: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The rounds of ``_soft_nms_keep`` on NumPy arrays; ``score`` is updated in place."""
+    """The rounds of ``_soft_nms_keep`` on NumPy arrays; ``score`` is updated in place.
+
+    ``low < high`` index each decaying pair once: of the two, the one mmcv takes first (higher
+    score, then lower index) is the winner, and the loser can't be taken this round.
+    """
     n = score.shape[0]
     # mmcv never checks the first box it takes against min_score; every other box is
     # checked (and dropped if under) after the first step even when not decayed.
@@ -247,17 +251,18 @@ def _soft_nms_rounds(
         if not open_.any():
             break
         # Only pairs of boxes still open matter from now on.
-        live = open_[target] & open_[decayer]
-        target, decayer, weight = target[live], decayer[live], weight[live]
-        st, sd = score[target], score[decayer]
-        outscored = (sd > st) | ((sd == st) & (decayer < target))
+        live = open_[low] & open_[high]
+        low, high, weight = low[live], high[live], weight[live]
+        low_wins = score[low] >= score[high]  # a tie goes to the lower index
+        winner = np.where(low_wins, low, high)
+        loser = np.where(low_wins, high, low)
         new = open_.copy()
-        new[target[outscored]] = False
+        new[loser] = False
         taken |= new
         # Decays from the boxes just taken onto their open neighbours, in taking order.
-        hit = new[decayer] & ~new[target]
+        hit = new[winner]
         if hit.any():
-            t, d, w = target[hit], decayer[hit], weight[hit]
+            t, d, w = loser[hit], winner[hit], weight[hit]
             # By decayed box, then by the decayer's taking order (score down, index up).
             order = np.lexsort((d, -score[d], t))
             t, w = t[order], w[order]
