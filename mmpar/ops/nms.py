@@ -270,13 +270,20 @@ def _soft_nms_rounds(
             # with exact 1s; a running product along the row multiplies one at a time in the
             # scores' dtype, as mmcv's ``sc[pos] *= weight`` (torch.cumprod on the CPU
             # accumulates float32 in double: one rounding per row, not one per weight).
-            targets, group, per_target = np.unique(t, return_inverse=True, return_counts=True)
-            group_start = np.cumsum(per_target) - per_target
-            rank = np.arange(len(t)) - group_start[group]
-            rows = np.ones((len(targets), int(per_target.max()) + 1), dtype=score.dtype)
-            rows[:, 0] = score[targets]
-            rows[group, rank + 1] = w
-            score[targets] = np.multiply.accumulate(rows, axis=1)[:, -1]
+            first = np.empty(len(t), dtype=bool)
+            first[0] = True
+            np.not_equal(t[1:], t[:-1], out=first[1:])
+            if first.all():  # one decay per box (the common round): one multiplication each
+                score[t] = score[t] * w
+            else:
+                starts = np.flatnonzero(first)
+                targets = t[starts]
+                group = np.cumsum(first) - 1
+                rank = np.arange(len(t)) - starts[group]
+                rows = np.ones((len(targets), int(rank.max()) + 2), dtype=score.dtype)
+                rows[:, 0] = score[targets]
+                rows[group, rank + 1] = w
+                score[targets] = np.multiply.accumulate(rows, axis=1)[:, -1]
         alive &= ~(open_ & ~new & (score < min_score))
     keep = np.flatnonzero(taken)
     # mmcv's taking order: its scores never increase from one step to the next.
