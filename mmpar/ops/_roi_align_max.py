@@ -4,7 +4,8 @@ torchvision only averages. mmcv samples each bin on a ``grid_h x grid_w`` grid (
 ratio, or ``ceil(bin size)`` per RoI), interpolates each sample bilinearly (a sample more than
 a pixel outside the map is 0, one within a pixel of it is clamped to the edge) and keeps the
 largest, starting from -10000 (a bin with no sample, or only samples below that, is -10000).
-Here the samples of a block of RoIs are gathered into one padded tensor and max-reduced;
+Here the samples of a block of RoIs are gathered into one padded tensor and max-reduced
+(channels last, so each gather copies whole channel rows);
 autograd sends each output's gradient to the four pixels of its winning sample with the
 bilinear weights, which is mmcv's backward.
 """
@@ -65,18 +66,20 @@ def _max_block(feats: Tensor, batch: Tensor, ys: tuple, xs: tuple, width: int) -
     def corner(y: Tensor, x: Tensor) -> Tensor:
         return feats[b, y * width + x]  # (k, ph, gh, pw, gw, C)
 
-    # w1*v1 + w2*v2 + w3*v3 + w4*v4, left to right, as mmcv sums them.
-    value = (
-        ((wy_lo * wx_lo)[..., None] * corner(y_lo, x_lo))
-        + ((wy_lo * wx_hi)[..., None] * corner(y_lo, x_hi))
-    ) + ((wy_hi * wx_lo)[..., None] * corner(y_hi, x_lo))
-    value = value + (wy_hi * wx_hi)[..., None] * corner(y_hi, x_hi)
-    value = value.masked_fill(~(y_used & x_used)[..., None], float("-inf"))
-    k, ph, gh, pw, gw, c = value.shape
-    value = value.permute(0, 5, 1, 3, 2, 4).reshape(k, c, ph, pw, gh * gw)
-    # The first maximum in row-major sample order, as the kernel's strict ``>``.
-    best = value.max(dim=-1).values
-    return torch.where(best > _FLOOR, best, best.new_full((), _FLOOR))
+    # w1*v1 + w2*v2 + w3*v3 + w4*v4, left to right, as mmcv sums them; in place (no add's
+    # backward needs its output), as the block is the largest tensor of the op.
+    value = (wy_lo * wx_lo)[..., None] * corner(y_lo, x_lo)
+    value += (wy_lo * wx_hi)[..., None] * corner(y_lo, x_hi)
+    value += (wy_hi * wx_lo)[..., None] * corner(y_hi, x_lo)
+    value += (wy_hi * wx_hi)[..., None] * corner(y_hi, x_hi)
+    used = y_used & x_used
+    if not bool(used.all()):  # padding only where the RoIs' grids differ (sampling_ratio 0)
+        value.masked_fill_(~used[..., None], float("-inf"))
+    # The first maximum in row-major sample order, as the kernel's strict ``>``: the first
+    # along each sample row, then the first row holding the largest, with no transposed copy.
+    best = value.max(dim=4).values.max(dim=2).values  # (k, ph, pw, C)
+    best = torch.where(best > _FLOOR, best, best.new_full((), _FLOOR))
+    return best.permute(0, 3, 1, 2)
 
 
 def roi_align_max(
@@ -87,12 +90,7 @@ def roi_align_max(
     sampling_ratio: int,
     aligned: bool,
 ) -> Tensor:
-    """Max-mode RoIAlign; arguments as :func:`mmpar.ops.roi_align` (``rois`` checked there).
-
-    Raises:
-        RuntimeError: With ``aligned=True``, a RoI with negative width or height (as mmcv's
-            kernel asserts).
-    """
+    """Max-mode RoIAlign; arguments as :func:`mmpar.ops.roi_align` (``rois`` checked there)."""
     ph, pw = output_size
     n, c, height, width = input.shape
     if rois.size(0) == 0:
@@ -103,13 +101,7 @@ def roi_align_max(
     y1 = rois[:, 2] * spatial_scale - shift
     roi_w = (rois[:, 3] * spatial_scale - shift) - x1
     roi_h = (rois[:, 4] * spatial_scale - shift) - y1
-    if aligned:
-        if bool(((roi_w < 0) | (roi_h < 0)).any()):
-            raise RuntimeError(
-                "roi_align: with aligned=True every RoI needs x2 >= x1 and y2 >= y1 (mmcv's "
-                "kernel asserts it); fix the boxes or use aligned=False"
-            )
-    else:
+    if not aligned:  # (aligned boxes of negative size are refused by roi_align)
         roi_w, roi_h = roi_w.clamp(min=1), roi_h.clamp(min=1)
     bin_h, bin_w = roi_h / ph, roi_w / pw
     if sampling_ratio > 0:

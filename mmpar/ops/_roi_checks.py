@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
-__all__ = ["check_finite_boxes", "check_rois"]
+__all__ = ["InvertedRoIError", "check_box_order", "check_finite_boxes", "check_rois"]
 
 
 def check_rois(op: str, rois: Tensor, batch_size: int, columns: int = 5) -> None:
@@ -59,4 +59,40 @@ def check_finite_boxes(op: str, rois: Tensor) -> None:
         raise ValueError(
             f"{op}: rois[{row}] = {rois[row].tolist()} has a NaN or infinite coordinate; "
             "pass finite boxes"
+        )
+
+
+class InvertedRoIError(ValueError, RuntimeError):
+    """A RoI whose ``x2 < x1`` or ``y2 < y1`` where the op does not allow it.
+
+    A ``ValueError`` (bad input) that is also the ``RuntimeError`` mmcv's kernels raise
+    through their failed assertion, so ported ``except RuntimeError:`` code still catches it.
+    """
+
+
+def check_box_order(op: str, rois: Tensor, spatial_scale: float, offset: float) -> None:
+    """Raise :class:`InvertedRoIError` naming the first RoI of negative width or height.
+
+    The width and height are computed as mmcv's kernels do (``x2 * scale - offset`` minus
+    ``x1 * scale - offset``, in the RoIs' dtype), so exactly the boxes their assertion stops
+    are refused; a NaN coordinate fails the assertion too.
+
+    Args:
+        op: The op's name, for the message.
+        rois: ``(K, 5)`` RoIs: batch index, then ``x1, y1, x2, y2``.
+        spatial_scale: The op's box-to-feature scale.
+        offset: The op's pixel shift (0.5 with ``aligned=True``).
+    """
+    if rois.size(0) == 0:
+        return
+    start = rois[:, 1:3] * spatial_scale - offset
+    size = (rois[:, 3:5] * spatial_scale - offset) - start
+    bad = ~(size >= 0).all(dim=1)
+    if bool(bad.any()):
+        row = int(bad.nonzero()[0, 0])
+        raise InvertedRoIError(
+            f"{op}: rois[{row}] = {rois[row].tolist()} has x2 < x1 or y2 < y1 (or a NaN), "
+            "which aligned=True does not allow (mmcv's kernel asserts it); give each box as "
+            "x1, y1, x2, y2 with x2 >= x1 and y2 >= y1, or pass aligned=False (boxes then "
+            "count as at least 1 pixel)"
         )

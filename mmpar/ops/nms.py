@@ -130,64 +130,67 @@ def nms(
     return _output(dets, inds, is_numpy)
 
 
-def _soft_nms_weights(ious: Tensor, method: str, iou_threshold: float, sigma: float) -> Tensor:
+def _soft_nms_weights(
+    ious: np.ndarray, method: str, iou_threshold: float, sigma: float
+) -> np.ndarray:
     # mmcv's weights, compared and computed in the IoU's dtype (float32 in, as its kernel).
     if method == "naive":
-        return (ious < iou_threshold).to(ious.dtype)
+        return (ious < iou_threshold).astype(ious.dtype)
     if method == "linear":
-        return torch.where(ious >= iou_threshold, 1 - ious, torch.ones_like(ious))
-    return torch.exp(-(ious * ious) / sigma)
+        return np.where(ious >= iou_threshold, 1 - ious, np.ones_like(ious))
+    # torch's exp (and its division by a scalar), whose float32 results the reference tests pin.
+    iou = torch.from_numpy(ious)
+    return torch.exp(-(iou * iou) / sigma).numpy()
 
 
-def _pair_iou(boxes: Tensor, a: Tensor, b: Tensor, offset: int) -> Tensor:
+def _pair_iou(boxes: np.ndarray, a: np.ndarray, b: np.ndarray, offset: int) -> np.ndarray:
     """IoU of ``boxes[a]`` with ``boxes[b]`` with mmcv's float arithmetic and ``offset``."""
-    x1, y1, x2, y2 = boxes.unbind(1)
+    x1, y1, x2, y2 = boxes.T
     areas = (x2 - x1 + offset) * (y2 - y1 + offset)
-    w = (torch.minimum(x2[a], x2[b]) - torch.maximum(x1[a], x1[b]) + offset).clamp(min=0)
-    h = (torch.minimum(y2[a], y2[b]) - torch.maximum(y1[a], y1[b]) + offset).clamp(min=0)
+    w = np.maximum(np.minimum(x2[a], x2[b]) - np.maximum(x1[a], x1[b]) + offset, 0)
+    h = np.maximum(np.minimum(y2[a], y2[b]) - np.maximum(y1[a], y1[b]) + offset, 0)
     inter = w * h
     return inter / (areas[a] + areas[b] - inter)
 
 
-def _x_overlapping_pairs(boxes: Tensor, offset: int) -> tuple[Tensor, Tensor]:
+def _x_overlapping_pairs(boxes: np.ndarray, offset: int) -> tuple[np.ndarray, np.ndarray]:
     """Each unordered pair of boxes whose x-extents may overlap, once (a sweep over sorted x1).
 
     Pairs left out have no positive overlap width, hence IoU 0. The bound is generous for
     ``offset=1`` (2 pixels) so that no rounding of ``x2 - x1 + 1`` can lose a pair.
     """
-    n = boxes.size(0)
-    device = boxes.device
-    order = torch.argsort(boxes[:, 0], stable=True)
-    x1 = boxes[order, 0].contiguous()
+    n = boxes.shape[0]
+    order = np.argsort(boxes[:, 0], kind="stable")
+    x1 = boxes[order, 0]
     # Sorted positions after i whose x1 is below box i's right edge.
-    end = torch.searchsorted(x1, (boxes[order, 2] + 2 * offset).contiguous(), side="left")
-    first = torch.arange(1, n + 1, device=device)
-    count = (end - first).clamp(min=0)
-    a = torch.repeat_interleave(torch.arange(n, device=device), count)
-    group_start = torch.repeat_interleave(torch.cumsum(count, 0) - count, count)
-    b = first[a] + torch.arange(a.numel(), device=device) - group_start
+    end = np.searchsorted(x1, boxes[order, 2] + 2 * offset, side="left")
+    first = np.arange(1, n + 1)
+    count = np.maximum(end - first, 0)
+    a = np.repeat(np.arange(n), count)
+    group_start = np.repeat(np.cumsum(count) - count, count)
+    b = first[a] + np.arange(a.size) - group_start
     return order[a], order[b]
 
 
 def _soft_nms_edges(
-    boxes: Tensor, iou_threshold: float, sigma: float, method: str, offset: int
-) -> tuple[Tensor, Tensor, Tensor]:
-    """The pairs of boxes that decay each other: ``(target, decayer, weight)``, weight != 1.
+    boxes: np.ndarray, iou_threshold: float, sigma: float, method: str, offset: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of boxes that decay each other: ``(low, high, weight)``, weight != 1.
 
-    Weights are symmetric (so is the IoU, operand for operand), so each pair is listed in
-    both directions. Only pairs whose x-extents overlap are measured, unless a zero IoU
+    Weights are symmetric (so is the IoU, operand for operand), so each pair is listed once,
+    the lower index first. Only pairs whose x-extents overlap are measured, unless a zero IoU
     itself decays (``'naive'`` with a threshold <= 0), when every pair is.
     """
-    n = boxes.size(0)
-    zero_decays = bool(_soft_nms_weights(boxes.new_zeros(1), method, iou_threshold, sigma)[0] != 1)
-    if zero_decays:
-        a, b = torch.triu_indices(n, n, 1, device=boxes.device)
+    n = boxes.shape[0]
+    zero = np.zeros(1, dtype=boxes.dtype)
+    if _soft_nms_weights(zero, method, iou_threshold, sigma)[0] != 1:
+        a, b = np.triu_indices(n, 1)
     else:
         a, b = _x_overlapping_pairs(boxes, offset)
     weight = _soft_nms_weights(_pair_iou(boxes, a, b, offset), method, iou_threshold, sigma)
     decays = weight != 1
     a, b, weight = a[decays], b[decays], weight[decays]
-    return torch.cat([a, b]), torch.cat([b, a]), torch.cat([weight, weight])
+    return np.minimum(a, b), np.maximum(a, b), weight
 
 
 def _soft_nms_keep(
@@ -219,50 +222,77 @@ def _soft_nms_keep(
     index = torch.arange(n, device=device)
     if n == 0:
         return index, scores[:0]
-    target, decayer, weight = _soft_nms_edges(boxes, iou_threshold, sigma, method, offset)
-    score = scores.clone()
+    # Many small steps: NumPy's per-call cost is a fraction of torch's, and mmcv's own
+    # soft-NMS runs on a CPU copy too.
+    low, high, weight = _soft_nms_edges(
+        boxes.detach().cpu().numpy(), iou_threshold, sigma, method, offset
+    )
+    keep, kept = _soft_nms_rounds(
+        scores.detach().cpu().numpy().copy(), low, high, weight, min_score
+    )
+    return torch.from_numpy(keep).to(device), torch.from_numpy(kept).to(device)
+
+
+def _soft_nms_rounds(
+    score: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    weight: np.ndarray,
+    min_score: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rounds of ``_soft_nms_keep`` on NumPy arrays; ``score`` is updated in place.
+
+    ``low < high`` index each decaying pair once: of the two, the one mmcv takes first (higher
+    score, then lower index) is the winner, and the loser can't be taken this round.
+    """
+    n = score.shape[0]
     # mmcv never checks the first box it takes against min_score; every other box is
     # checked (and dropped if under) after the first step even when not decayed.
     alive = score >= min_score
-    if n > 0:
-        alive[torch.argmax(score)] = True
-    taken = torch.zeros(n, dtype=torch.bool, device=device)
+    alive[np.argmax(score)] = True
+    taken = np.zeros(n, dtype=bool)
     while True:
         open_ = alive & ~taken
-        if not bool(open_.any()):
+        if not open_.any():
             break
         # Only pairs of boxes still open matter from now on.
-        live = open_[target] & open_[decayer]
-        target, decayer, weight = target[live], decayer[live], weight[live]
-        st, sd = score[target], score[decayer]
-        outscored = (sd > st) | ((sd == st) & (decayer < target))
-        blocked = torch.zeros(n, dtype=torch.bool, device=device)
-        blocked[target[outscored]] = True
-        new = open_ & ~blocked
+        live = open_[low] & open_[high]
+        low, high, weight = low[live], high[live], weight[live]
+        low_wins = score[low] >= score[high]  # a tie goes to the lower index
+        winner = np.where(low_wins, low, high)
+        loser = np.where(low_wins, high, low)
+        new = open_.copy()
+        new[loser] = False
         taken |= new
         # Decays from the boxes just taken onto their open neighbours, in taking order.
-        hit = new[decayer] & ~new[target]
-        t, d, w = target[hit], decayer[hit], weight[hit]
-        if t.numel() > 0:
-            order = torch.argsort(d, stable=True)
-            order = order[torch.argsort(-score[d[order]], stable=True)]
-            order = order[torch.argsort(t[order], stable=True)]
+        hit = new[winner]
+        if hit.any():
+            t, d, w = loser[hit], winner[hit], weight[hit]
+            # By decayed box, then by the decayer's taking order (score down, index up).
+            order = np.lexsort((d, -score[d], t))
             t, w = t[order], w[order]
             # One row per decayed box: its score, then its weights in taking order, padded
-            # with exact 1s; a running product along the row multiplies one at a time.
-            targets, group, per_target = torch.unique_consecutive(
-                t, return_inverse=True, return_counts=True
-            )
-            group_start = torch.cumsum(per_target, 0) - per_target
-            rank = torch.arange(len(t), device=device) - group_start[group]
-            rows = score.new_ones(len(targets), int(per_target.max()) + 1)
-            rows[:, 0] = score[targets]
-            rows[group, rank + 1] = w
-            score[targets] = torch.cumprod(rows, 1)[:, -1]
+            # with exact 1s; a running product along the row multiplies one at a time in the
+            # scores' dtype, as mmcv's ``sc[pos] *= weight`` (torch.cumprod on the CPU
+            # accumulates float32 in double: one rounding per row, not one per weight).
+            first = np.empty(len(t), dtype=bool)
+            first[0] = True
+            np.not_equal(t[1:], t[:-1], out=first[1:])
+            if first.all():  # one decay per box (the common round): one multiplication each
+                score[t] = score[t] * w
+            else:
+                starts = np.flatnonzero(first)
+                targets = t[starts]
+                group = np.cumsum(first) - 1
+                rank = np.arange(len(t)) - starts[group]
+                rows = np.ones((len(targets), int(rank.max()) + 2), dtype=score.dtype)
+                rows[:, 0] = score[targets]
+                rows[group, rank + 1] = w
+                score[targets] = np.multiply.accumulate(rows, axis=1)[:, -1]
         alive &= ~(open_ & ~new & (score < min_score))
-    keep = index[taken]
+    keep = np.flatnonzero(taken)
     # mmcv's taking order: its scores never increase from one step to the next.
-    keep = keep[torch.argsort(-score[keep], stable=True)]
+    keep = keep[np.argsort(-score[keep], kind="stable")]
     return keep, score[keep]
 
 
@@ -281,9 +311,9 @@ def soft_nms(
     mmcv's algorithm: repeatedly take the highest-scoring remaining box, multiply each other
     remaining box's score by a weight of its IoU with it, and drop boxes whose score falls
     below ``min_score`` (the first box taken is kept whatever its score). torchvision has no
-    soft-NMS; this is vectorised PyTorch that takes many boxes per step (see
-    ``_soft_nms_keep``), on the input's device. Of boxes with equal scores the earlier input
-    index is taken first.
+    soft-NMS; this takes many boxes per step (see ``_soft_nms_keep``), on a CPU copy with
+    NumPy as mmcv's kernel runs on the CPU, and returns on the input's device. Of boxes with
+    equal scores the earlier input index is taken first.
 
     Args:
         boxes: Boxes ``(N, 4)`` as ``x1, y1, x2, y2``.

@@ -14,7 +14,7 @@ from mmpar.utils import deprecated_api_warning
 
 from ._autograd import op_function
 from ._roi_align_max import roi_align_max
-from ._roi_checks import check_rois
+from ._roi_checks import check_box_order, check_rois
 
 __all__ = ["RoIAlign", "RoIAlignFunction", "roi_align"]
 
@@ -48,9 +48,14 @@ def roi_align(
         AssertionError: ``pool_mode`` is not ``'avg'`` or ``'max'``, or ``rois`` is not
             ``(K, 5)`` (as mmcv).
         IndexError: A batch index (``rois[:, 0]``) is outside ``[0, N)``.
+        InvertedRoIError: With ``aligned=True``, a RoI with ``x2 < x1`` or ``y2 < y1`` (a
+            ``ValueError`` that is also the ``RuntimeError`` of mmcv's assertion).
     """
     assert pool_mode in ("max", "avg"), f"pool_mode must be 'avg' or 'max', got {pool_mode!r}"
     check_rois("roi_align", rois, input.size(0))
+    if aligned:
+        # torchvision's kernel sizes a buffer from such a box and fails with a bare C++ error.
+        check_box_order("roi_align", rois, float(spatial_scale), 0.5)
     if pool_mode == "max":
         return roi_align_max(
             input, rois, _pair(output_size), float(spatial_scale), int(sampling_ratio), aligned
@@ -107,20 +112,15 @@ class RoIAlign(nn.Module):
         Returns:
             ``(K, C, h, w)`` pooled features.
         """
-        if self.pool_mode == "avg":
-            # The hot path of every two-stage detector: straight to the kernel.
-            check_rois("RoIAlign", rois, input.size(0))
-            return torchvision.ops.roi_align(
-                input, rois, self.output_size, self.spatial_scale, self.sampling_ratio, self.aligned
-            )
-        return roi_align(
-            input,
-            rois,
-            self.output_size,
-            self.spatial_scale,
-            self.sampling_ratio,
-            self.pool_mode,
-            self.aligned,
+        if self.pool_mode not in ("avg", "max"):
+            return roi_align(input, rois, self.output_size, pool_mode=self.pool_mode)  # raises
+        # The avg mode is the hot path of every two-stage detector: straight to the kernel.
+        check_rois("RoIAlign", rois, input.size(0))
+        if self.aligned:
+            check_box_order("RoIAlign", rois, self.spatial_scale, 0.5)
+        kernel = torchvision.ops.roi_align if self.pool_mode == "avg" else roi_align_max
+        return kernel(
+            input, rois, self.output_size, self.spatial_scale, self.sampling_ratio, self.aligned
         )
 
     def __repr__(self) -> str:

@@ -49,12 +49,24 @@ def main() -> None:
             f"soft_nms_{method}",
             {"boxes": boxes, "scores": scores, "dets": dets, "keep": keep},
         )
+    crowded_soft_nms()
     idxs = torch.arange(300) % 3
     dets, keep = batched_nms(boxes, scores, idxs, dict(iou_threshold=0.5))
     save_case(
         "nms",
         "batched_nms",
         {"boxes": boxes, "scores": scores, "idxs": idxs, "dets": dets, "keep": keep},
+    )
+
+
+def crowded_soft_nms() -> None:
+    """Linear soft-NMS where boxes are decayed several times in one round (exact products)."""
+    boxes, scores = clustered_boxes(200, 2)
+    dets, keep = soft_nms(boxes, scores, 0.3, 0.5, 1e-3, "linear")
+    save_case(
+        "nms",
+        "soft_nms_linear_crowded",
+        {"boxes": boxes, "scores": scores, "dets": dets, "keep": keep},
     )
 
 

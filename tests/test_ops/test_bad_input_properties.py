@@ -5,6 +5,10 @@ shapes and empty inputs give a ``ValueError`` / ``IndexError`` / ``TypeError`` w
 names the op, or a valid result (finite numbers where the input was finite, the documented
 shape); never memory garbage, a crash or a hang.
 
+Inverted boxes (``x2 < x1`` or ``y2 < y1``, issue 36): the aligned RoIAlign refuses them as
+mmcv's kernel asserts (one error naming the op, the row and the box); the other poolings give
+what their kernels give, a finite map.
+
 The batch-index checks of ``roi_align``/``RoIAlign``/``roi_pool`` (``mmpar/ops/_roi_checks.py``)
 and empty ``batched_nms`` are what the properties below hold the ops to.
 """
@@ -18,6 +22,7 @@ from hypothesis import strategies as st
 
 from mmpar.ops import (
     RoIAlign,
+    RoIAlignRotated,
     batched_nms,
     bbox_overlaps,
     deform_roi_pool,
@@ -26,6 +31,7 @@ from mmpar.ops import (
     roi_align,
     roi_pool,
 )
+from mmpar.ops._roi_checks import InvertedRoIError
 
 torch.set_num_threads(1)
 
@@ -105,6 +111,7 @@ ROI_OPS = {
     "RoIAlign": lambda x, rois: RoIAlign((2, 2), 1.0, 0)(x, rois),
     "roi_pool": lambda x, rois: roi_pool(x, rois, (2, 2), 1.0),
 }
+ROI_OPS_WITHOUT_ALIGN = {"roi_pool": ROI_OPS["roi_pool"]}
 # The RoI poolings of issue 34, drawn apart so the draws of the ops above stay as they were.
 POOLING_OPS = {
     "deform_roi_pool": lambda x, rois: deform_roi_pool(x, rois, None, (2, 2), 1.0),
@@ -161,3 +168,76 @@ def test_bbox_overlaps_shapes(data, m, n, aligned):
     finite = torch.isfinite(a).all() and torch.isfinite(b).all()
     if finite:
         assert torch.isfinite(out).all()
+
+
+# Issue 36: an inverted box reached torchvision's kernel, which failed with a bare C++ error.
+ALIGNED_OPS = {
+    "roi_align": lambda x, rois, mode: roi_align(x, rois, (2, 2), 1.0, 0, mode, True),
+    "RoIAlign": lambda x, rois, mode: RoIAlign((2, 2), 1.0, 0, mode)(x, rois),
+}
+ROI_OPS_WITHOUT_ALIGN.update(POOLING_OPS)
+# Ops that take an inverted box as mmcv's kernels do (RoIAlign unaligned clamps it to 1 pixel,
+# the others pool an empty or clamped bin).
+LENIENT_OPS = {
+    "roi_align unaligned": lambda x, rois: roi_align(x, rois, (2, 2), 1.0, 0, "max", False),
+    "RoIAlign unaligned": lambda x, rois: RoIAlign((2, 2), 1.0, 2, aligned=False)(x, rois),
+    **ROI_OPS_WITHOUT_ALIGN,
+}
+
+
+def _inverted_box(draw):
+    x1, y1, x2, y2 = (draw(st.floats(-4, 20)) for _ in range(4))
+    x1, x2 = sorted((x1, x2))
+    y1, y2 = sorted((y1, y2))
+    # Invert one axis or both, by at least a little: mmcv's assertion needs size < 0.
+    flip = draw(st.sampled_from(["x", "y", "xy"]))
+    if "x" in flip:
+        x1, x2 = x2 + 0.25, x1
+    if "y" in flip:
+        y1, y2 = y2 + 0.25, y1
+    return [0.0, x1, y1, x2, y2]
+
+
+@PROPERTY
+@given(
+    data=st.data(), op=st.sampled_from(sorted(ALIGNED_OPS)), mode=st.sampled_from(["avg", "max"])
+)
+def test_aligned_roi_align_refuses_inverted_boxes(data, op, mode):
+    x = torch.rand(1, 2, 16, 16)
+    good = [0.0, 1.0, 1.0, 9.0, 9.0]
+    bad = _inverted_box(data.draw)
+    with pytest.raises(InvertedRoIError) as info:
+        ALIGNED_OPS[op](x, torch.tensor([good, bad]), mode)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
+    message = str(info.value)
+    assert message.startswith(f"{op}: rois[1] = ") and "x2 < x1 or y2 < y1" in message
+    assert "aligned=False" in message  # what to do
+
+
+def test_the_issue_box_is_refused_once_and_clearly():
+    rois = torch.tensor([[0, 11.17, 8.63, 2.86, 10.55]])
+    with pytest.raises(ValueError, match=r"^RoIAlign: rois\[0\] = \[0\.0, 11\.1"):
+        RoIAlign((2, 2), 1.0, 0)(torch.rand(1, 1, 16, 16), rois)
+
+
+@PROPERTY
+@given(data=st.data(), op=st.sampled_from(sorted(LENIENT_OPS)))
+def test_other_roi_poolings_pool_inverted_boxes(data, op):
+    x = torch.rand(1, 2, 16, 16)
+    out = LENIENT_OPS[op](x, torch.tensor([_inverted_box(data.draw)]))
+    assert out.shape == (1, 2, 2, 2)
+    assert torch.isfinite(out).all()
+
+
+@PROPERTY
+@given(w=st.floats(-12, -0.01), h=st.floats(-12, 12), aligned=st.booleans())
+def test_roi_align_rotated_with_a_negative_side(w, h, aligned):
+    x = torch.rand(1, 2, 16, 16)
+    rois = torch.tensor([[0.0, 8.0, 8.0, w, h, 0.3]])
+    layer = RoIAlignRotated((2, 2), 1.0, 2, aligned=aligned)
+    if aligned:  # mmcv's kernel asserts w, h >= 0 here
+        with pytest.raises(ValueError, match="^roi_align_rotated: .*non-negative w and h"):
+            layer(x, rois)
+        return
+    out = layer(x, rois)
+    assert out.shape == (1, 2, 2, 2) and torch.isfinite(out).all()
