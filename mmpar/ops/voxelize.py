@@ -129,11 +129,17 @@ def _hard_voxelize(
     num_voxels = min(int(voxel_of_first[-1]) + 1 if n else 0, max_voxels)
     voxel = voxel_of_first[first_of_point]
     slot = _slots(cell, is_first, num_cells, max_points) if max_points else torch.zeros_like(cell)
-    keep = torch.nonzero((voxel < max_voxels) & (slot < max_points)).squeeze(1)
+    dest = voxel * max_points + slot
+    source = valid
+    keep = (voxel < max_voxels) & (slot < max_points)
+    if not bool(keep.all()):
+        # Only when voxels or points overflow; the common case skips two gathers.
+        kept = torch.nonzero(keep).squeeze(1)
+        dest, source = dest[kept], valid[kept]
     voxels = points.new_zeros((num_voxels * max_points, num_features))
-    voxels.index_copy_(0, voxel[keep] * max_points + slot[keep], points[valid[keep]])
+    voxels.index_copy_(0, dest, points[source])
     firsts = valid[torch.nonzero(is_first).squeeze(1)[:num_voxels]]
-    counts = torch.bincount(voxel[voxel < num_voxels], minlength=num_voxels)
+    counts = torch.bincount(voxel, minlength=num_voxels)[:num_voxels]
     num_points = counts.clamp(max=max_points).to(torch.int32)
     return voxels.view(num_voxels, max_points, num_features), coors[firsts], num_points
 
