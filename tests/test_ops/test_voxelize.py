@@ -76,6 +76,22 @@ def test_hard_voxelization_matches_the_kernel_loop(max_points, max_voxels, dtype
     assert torch.equal(voxels, ref_voxels)
 
 
+@pytest.mark.parametrize(
+    ("voxel", "max_points", "repeat"),
+    [
+        # Crowded voxels: most points are ranked by the stable sort after the peeling rounds.
+        ([1.5, 1.5, 2.0], 150, 1),
+        # A grid of ~10^9 cells: occupied cells are compacted with torch.unique first.
+        ([0.003, 0.003, 0.002], 4, 3),
+    ],
+)
+def test_hard_voxelization_crowded_and_huge_grids_match_the_kernel_loop(voxel, max_points, repeat):
+    points = _points(n=300).repeat(repeat, 1)
+    got = voxelization(points, voxel, RANGE, max_points, 20000)
+    ref = _loop_voxelize(points, voxel, RANGE, max_points, 20000)[:3]
+    assert all(torch.equal(a, b) for a, b in zip(got, ref))
+
+
 def test_dynamic_voxelization_marks_points_outside_with_minus_one():
     points = _points()
     coors = voxelization(points, VOXEL, RANGE, -1)
