@@ -287,22 +287,10 @@ def _offset_head(in_features: int, hidden: int, out_features: int) -> nn.Sequent
     return head
 
 
-class DeformRoIPoolPack(DeformRoIPool):
-    """DeformRoIPool that predicts its own offsets from a first, offset-free pooling.
+class _OffsetPredictingPool(DeformRoIPool):
+    """The two packs' shared part: a first, offset-free pooling feeds the offset branch.
 
-    Args:
-        output_size: ``(h, w)`` of each output map.
-        output_channels: Channels of the input features (checked in forward).
-        deform_fc_channels: Width of the offset branch's hidden layers.
-        spatial_scale: Factor from RoI to feature-map coordinates.
-        sampling_ratio: Samples per bin along each axis; 0 for adaptive.
-        gamma: Scale of the offsets.
-
-    Raises:
-        AssertionError: At ``forward``, ``input`` does not have ``output_channels`` channels,
-            or ``rois`` is not ``(K, 5)``.
-        IndexError: At ``forward``, a batch index is outside ``[0, N)``.
-        ValueError: At ``forward``, a NaN or infinite box.
+    A private base, so that, as in mmcv, neither pack is an instance of the other.
     """
 
     def __init__(
@@ -320,16 +308,39 @@ class DeformRoIPoolPack(DeformRoIPool):
         bins = self.output_size[0] * self.output_size[1]
         self.offset_fc = _offset_head(bins * output_channels, deform_fc_channels, bins * 2)
 
+    def _first_pass(self, input: Tensor, rois: Tensor) -> tuple[Tensor, Tensor]:  # noqa: A002
+        """The offset-free pooling, flattened per RoI, and the offsets predicted from it."""
+        assert input.size(1) == self.output_channels
+        flat = super().forward(input, rois).view(rois.size(0), -1)
+        offset = self.offset_fc(flat).view(rois.size(0), 2, *self.output_size)
+        return flat, offset
+
+
+class DeformRoIPoolPack(_OffsetPredictingPool):
+    """DeformRoIPool that predicts its own offsets from a first, offset-free pooling.
+
+    Args:
+        output_size: ``(h, w)`` of each output map.
+        output_channels: Channels of the input features (checked in forward).
+        deform_fc_channels: Width of the offset branch's hidden layers.
+        spatial_scale: Factor from RoI to feature-map coordinates.
+        sampling_ratio: Samples per bin along each axis; 0 for adaptive.
+        gamma: Scale of the offsets.
+
+    Raises:
+        AssertionError: At ``forward``, ``input`` does not have ``output_channels`` channels,
+            or ``rois`` is not ``(K, 5)``.
+        IndexError: At ``forward``, a batch index is outside ``[0, N)``.
+        ValueError: At ``forward``, a NaN or infinite box.
+    """
+
     def forward(self, input: Tensor, rois: Tensor) -> Tensor:  # type: ignore[override]  # noqa: A002
         """Pool, predict offsets from the result, pool again with them: ``(K, C, h, w)``."""
-        assert input.size(1) == self.output_channels
-        plain = super().forward(input, rois)
-        offset = self.offset_fc(plain.view(rois.size(0), -1))
-        offset = offset.view(rois.size(0), 2, *self.output_size)
+        _, offset = self._first_pass(input, rois)
         return super().forward(input, rois, offset)
 
 
-class ModulatedDeformRoIPoolPack(DeformRoIPool):
+class ModulatedDeformRoIPoolPack(_OffsetPredictingPool):
     """DeformRoIPoolPack that also predicts a per-bin mask in ``(0, 1)`` multiplied in.
 
     Args: as :class:`DeformRoIPoolPack`.
@@ -350,11 +361,10 @@ class ModulatedDeformRoIPoolPack(DeformRoIPool):
         sampling_ratio: int = 0,
         gamma: float = 0.1,
     ) -> None:
-        super().__init__(output_size, spatial_scale, sampling_ratio, gamma)
-        self.output_channels = output_channels
-        self.deform_fc_channels = deform_fc_channels
+        super().__init__(
+            output_size, output_channels, deform_fc_channels, spatial_scale, sampling_ratio, gamma
+        )
         bins = self.output_size[0] * self.output_size[1]
-        self.offset_fc = _offset_head(bins * output_channels, deform_fc_channels, bins * 2)
         self.mask_fc = nn.Sequential(
             nn.Linear(bins * output_channels, deform_fc_channels),
             nn.ReLU(inplace=True),
@@ -366,9 +376,6 @@ class ModulatedDeformRoIPoolPack(DeformRoIPool):
 
     def forward(self, input: Tensor, rois: Tensor) -> Tensor:  # type: ignore[override]  # noqa: A002
         """Pool, predict offsets and mask, pool with the offsets, times the mask."""
-        assert input.size(1) == self.output_channels
-        plain = super().forward(input, rois)
-        flat = plain.view(rois.size(0), -1)
-        offset = self.offset_fc(flat).view(rois.size(0), 2, *self.output_size)
+        flat, offset = self._first_pass(input, rois)
         mask = self.mask_fc(flat).view(rois.size(0), 1, *self.output_size)
         return super().forward(input, rois, offset) * mask

@@ -7,6 +7,7 @@ equal maxima kept) and, for the gradient, puts the winning sample back at ``corn
 import numpy as np
 import pytest
 import torch
+from helpers.ops_reference import mmcv_bilinear
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.autograd import gradcheck
@@ -14,7 +15,6 @@ from torch.autograd import gradcheck
 from mmpar.ops import BorderAlign, border_align
 from mmpar.ops.border_align import BorderAlignFunction
 from mmpar.utils.compat_errors import CheckValueError
-from tests.helpers.ops_reference import mmcv_bilinear
 
 # Side -> (corner, direction of the walk): top and left start at (x1, y1), bottom and right at
 # (x2, y2); top walks right, left down, bottom left, right up.

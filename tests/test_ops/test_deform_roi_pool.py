@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from helpers.ops_reference import mmcv_bilinear
+from helpers.ops_reference import mmcv_bilinear, mmcv_bilinear_taps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.autograd import gradcheck
@@ -26,25 +26,6 @@ ROIS = [
     [0, 0.0, 0.0, 19.9, 17.9],
     [1, 10.0, 10.0, 10.0, 10.0],
 ]
-
-
-def _taps(height, width, y, x):
-    """bilinear_interpolate_gradient's clamped taps and weights, or None outside the map."""
-    if y < -1 or y > height or x < -1 or x > width:
-        return None
-    yc, xc = max(y, 0.0), max(x, 0.0)
-    y_low, x_low = int(yc), int(xc)
-    if y_low >= height - 1:
-        y_low = y_high = height - 1
-        yc = float(y_low)
-    else:
-        y_high = y_low + 1
-    if x_low >= width - 1:
-        x_low = x_high = width - 1
-        xc = float(x_low)
-    else:
-        x_high = x_low + 1
-    return y_low, y_high, x_low, x_high, yc - y_low, xc - x_low
 
 
 def _reference(inp, rois, offset, size, scale, ratio, gamma, grad):
@@ -75,7 +56,7 @@ def _reference(inp, rois, offset, size, scale, ratio, gamma, grad):
                     for ix in range(max(grid_w, 0)):
                         x = x0 + pw * roi_w / pooled_w + (ix + 0.5) * roi_w / pooled_w / grid_w
                         total = total + mmcv_bilinear(f, y, x)
-                        taps = _taps(height, width, y, x)
+                        taps = mmcv_bilinear_taps(height, width, y, x)
                         if taps is None:
                             continue
                         yl, yh, xl, xh, ly, lx = taps
