@@ -146,3 +146,61 @@ def bilinear_pool(features: Tensor, batch: Tensor, y: Tensor, x: Tensor, weight:
         batch_size * height * width,
     )
     return rows_times_pixels(matrix, features)
+
+
+def bin_sample_points(
+    start_y: Tensor,
+    start_x: Tensor,
+    roi_h: Tensor,
+    roi_w: Tensor,
+    output_size: tuple[int, int],
+    sampling_ratio: int,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The sample points of every bin of every RoI, in the float operations of mmcv's kernels.
+
+    Bin ``(ph, pw)`` of a RoI holds a ``grid_h x grid_w`` grid of samples (``sampling_ratio``
+    per axis, or ``ceil(bin size)`` per RoI when it is 0) at the centres of equal cells:
+    ``start + p * bin + (i + 0.5) * bin / grid``, summed left to right as the kernels do. RoIs
+    with smaller grids are padded to the largest one with samples of weight 0.
+
+    Args:
+        start_y: Where the bins start along y: ``(K,)``, or ``(K, ph, pw)`` per bin.
+        start_x: The same along x.
+        roi_h: The RoIs' heights ``(K,)`` (bins and grids follow from them).
+        roi_w: The RoIs' widths ``(K,)``.
+        output_size: ``(ph, pw)``, the bins per RoI.
+        sampling_ratio: Samples per bin and axis; 0 for ``ceil(bin size)`` per RoI.
+
+    Returns:
+        ``(y, x, weight)`` shaped to broadcast to ``(K, ph, pw, gh, gw)`` (``gh, gw`` the largest
+        grid): y varies along ``ph`` and ``gh`` (and ``pw`` with a per-bin start), x likewise;
+        weight is ``1 / (grid_h * grid_w)`` on the RoI's own grid and 0 on the padding (a RoI
+        with an empty grid, e.g. of negative size, has only padding).
+    """
+    pooled_h, pooled_w = output_size
+    bin_h = roi_h / pooled_h
+    bin_w = roi_w / pooled_w
+    if sampling_ratio > 0:
+        grid_h = torch.full_like(roi_h, sampling_ratio)
+        grid_w = torch.full_like(roi_w, sampling_ratio)
+    else:
+        grid_h = torch.ceil(roi_h / pooled_h)
+        grid_w = torch.ceil(roi_w / pooled_w)
+    count = roi_h.size(0)
+    max_h = max(int(grid_h.max()), 1) if count else 1
+    max_w = max(int(grid_w.max()), 1) if count else 1
+    dtype, device = roi_h.dtype, roi_h.device
+    ph = torch.arange(pooled_h, dtype=dtype, device=device)[None, :, None, None, None]
+    pw = torch.arange(pooled_w, dtype=dtype, device=device)[None, None, :, None, None]
+    iy = torch.arange(max_h, dtype=dtype, device=device)[None, None, None, :, None]
+    ix = torch.arange(max_w, dtype=dtype, device=device)[None, None, None, None, :]
+
+    def per_roi(value: Tensor) -> Tensor:
+        return value.reshape(*value.shape, *([1] * (5 - value.dim())))
+
+    gh, gw = per_roi(grid_h), per_roi(grid_w)
+    # (clamped divisors: a RoI with an empty grid has only unused, finite samples)
+    y = per_roi(start_y) + ph * per_roi(bin_h) + (iy + 0.5) * per_roi(bin_h) / gh.clamp(min=1)
+    x = per_roi(start_x) + pw * per_roi(bin_w) + (ix + 0.5) * per_roi(bin_w) / gw.clamp(min=1)
+    weight = ((iy < gh) & (ix < gw)).to(dtype) / per_roi((grid_h * grid_w).clamp(min=1))
+    return y, x, weight

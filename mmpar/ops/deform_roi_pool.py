@@ -18,7 +18,13 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 from torch.nn.modules.utils import _pair
 
-from ._bilinear import bilinear_columns, bilinear_corners, rows_times_pixels, sparse_rows
+from ._bilinear import (
+    bilinear_columns,
+    bilinear_corners,
+    bin_sample_points,
+    rows_times_pixels,
+    sparse_rows,
+)
 from ._roi_checks import check_finite_boxes, check_rois
 
 __all__ = [
@@ -50,38 +56,13 @@ def _bin_samples(
     start_h = rois[:, 2] * spatial_scale - 0.5
     roi_w = (rois[:, 3] * spatial_scale - 0.5) - start_w
     roi_h = (rois[:, 4] * spatial_scale - 0.5) - start_h
-    bin_h = roi_h / pooled_h
-    bin_w = roi_w / pooled_w
-    if sampling_ratio > 0:
-        grid_h = torch.full_like(roi_h, sampling_ratio)
-        grid_w = torch.full_like(roi_w, sampling_ratio)
-    else:
-        grid_h = torch.ceil(roi_h / pooled_h)
-        grid_w = torch.ceil(roi_w / pooled_w)
-    max_h = max(int(grid_h.max()), 1) if count else 1
-    max_w = max(int(grid_w.max()), 1) if count else 1
-    dtype, device = rois.dtype, rois.device
-
-    def per_roi(value: Tensor) -> Tensor:
-        return value[:, None, None, None, None]
-
-    start_y = per_roi(start_h).expand(count, pooled_h, pooled_w, 1, 1)
-    start_x = per_roi(start_w).expand(count, pooled_h, pooled_w, 1, 1)
-    if offset is not None:
-        start_x = start_x + (gamma * roi_w[:, None, None] * offset[:, 0])[..., None, None]
-        start_y = start_y + (gamma * roi_h[:, None, None] * offset[:, 1])[..., None, None]
-    ph = torch.arange(pooled_h, dtype=dtype, device=device)[None, :, None, None, None]
-    pw = torch.arange(pooled_w, dtype=dtype, device=device)[None, None, :, None, None]
-    iy = torch.arange(max_h, dtype=dtype, device=device)[None, None, None, :, None]
-    ix = torch.arange(max_w, dtype=dtype, device=device)[None, None, None, None, :]
-    gh, gw = per_roi(grid_h), per_roi(grid_w)
-    # (clamped divisors: a RoI with an empty grid has only unused, finite samples)
-    y = (start_y + ph * per_roi(bin_h)) + ((iy + 0.5) * per_roi(bin_h)) / gh.clamp(min=1)
-    x = (start_x + pw * per_roi(bin_w)) + ((ix + 0.5) * per_roi(bin_w)) / gw.clamp(min=1)
+    start_y, start_x = start_h, start_w
+    if offset is not None:  # per bin: (K, ph, pw)
+        start_x = start_w[:, None, None] + gamma * roi_w[:, None, None] * offset[:, 0]
+        start_y = start_h[:, None, None] + gamma * roi_h[:, None, None] * offset[:, 1]
+    y, x, weight = bin_sample_points(start_y, start_x, roi_h, roi_w, output_size, sampling_ratio)
     y, x = torch.broadcast_tensors(y, x)
-    # A RoI with a negative size has no samples (its bins are 0), as the kernel's empty loops.
-    used = (iy < gh) & (ix < gw)
-    weight = used.to(dtype) / per_roi((grid_h * grid_w).clamp(min=1))
+    max_h, max_w = weight.shape[-2:]
     weight = weight.expand(count, pooled_h, pooled_w, max_h, max_w)
     samples = max_h * max_w
     return (

@@ -14,7 +14,7 @@ from torch.nn.modules.utils import _pair
 from mmpar.utils import deprecated_api_warning
 
 from ._autograd import op_function
-from ._bilinear import bilinear_pool
+from ._bilinear import bilinear_pool, bin_sample_points
 
 __all__ = ["RoIAlignRotated", "RoIAlignRotatedFunction", "roi_align_rotated"]
 
@@ -76,33 +76,13 @@ def rotated_roi_samples(
     if min_size_one:
         roi_w = roi_w.clamp(min=1)
         roi_h = roi_h.clamp(min=1)
-    bin_h = roi_h / pooled_h
-    bin_w = roi_w / pooled_w
-    if sampling_ratio > 0:
-        grid_h = torch.full_like(roi_h, sampling_ratio)
-        grid_w = torch.full_like(roi_w, sampling_ratio)
-    else:
-        grid_h = torch.ceil(roi_h / pooled_h)
-        grid_w = torch.ceil(roi_w / pooled_w)
-    max_h = max(int(grid_h.max()), 1) if rois.numel() else 1
-    max_w = max(int(grid_w.max()), 1) if rois.numel() else 1
-    dtype, device = rois.dtype, rois.device
-    ph = torch.arange(pooled_h, dtype=dtype, device=device)[None, :, None, None, None]
-    pw = torch.arange(pooled_w, dtype=dtype, device=device)[None, None, :, None, None]
-    iy = torch.arange(max_h, dtype=dtype, device=device)[None, None, None, :, None]
-    ix = torch.arange(max_w, dtype=dtype, device=device)[None, None, None, None, :]
-
-    def per_roi(value: Tensor) -> Tensor:
-        return value[:, None, None, None, None]
-
-    gh, gw = per_roi(grid_h), per_roi(grid_w)
-    yy = -per_roi(roi_h) / 2 + ph * per_roi(bin_h) + (iy + 0.5) * per_roi(bin_h) / gh.clamp(min=1)
-    xx = -per_roi(roi_w) / 2 + pw * per_roi(bin_w) + (ix + 0.5) * per_roi(bin_w) / gw.clamp(min=1)
-    cos, sin = per_roi(torch.cos(theta)), per_roi(torch.sin(theta))
-    y = yy * cos - xx * sin + per_roi(center_h)
-    x = yy * sin + xx * cos + per_roi(center_w)
-    count = (grid_h * grid_w).clamp(min=1)
-    weight = ((iy < gh) & (ix < gw)).to(dtype) / per_roi(count)
+    yy, xx, weight = bin_sample_points(
+        -roi_h / 2, -roi_w / 2, roi_h, roi_w, output_size, sampling_ratio
+    )
+    cos = torch.cos(theta)[:, None, None, None, None]
+    sin = torch.sin(theta)[:, None, None, None, None]
+    y = yy * cos - xx * sin + center_h[:, None, None, None, None]
+    x = yy * sin + xx * cos + center_w[:, None, None, None, None]
     return y, x, weight
 
 
