@@ -13,11 +13,10 @@ of mmcv's to time on the CPU.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
 import torch
+from timing import median_ms  # benchmarks/timing.py, beside this script
 
 from mmpar.ops import Correlation, DeformRoIPoolPack, PrRoIPool, RoIAlign, deform_roi_pool
 
@@ -80,15 +79,9 @@ def main() -> None:
     print("| op | mmpar ms | mmcv-full CPU ms |")
     print("|---|---:|---:|")
     for name, call in cases().items():
-        call()  # warm-up
-        times = []
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            call()
-            times.append((time.perf_counter() - start) * 1000)
         # The RoIAlign row is for scale (mmcv-full's CPU RoIAlign: benchmarks/ops_vs_mmcv_full.py).
         theirs = "-" if name.startswith("RoIAlign") else "CUDA only"
-        print(f"| {name} | {statistics.median(times):.1f} | {theirs} |", flush=True)
+        print(f"| {name} | {median_ms(call, args.repeats):.1f} | {theirs} |", flush=True)
 
 
 if __name__ == "__main__":

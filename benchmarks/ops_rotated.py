@@ -17,24 +17,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
-import time
 from collections.abc import Callable
 
 import torch
+from timing import median_ms  # benchmarks/timing.py, beside this script
 
 import mmpar.ops as ours
 from mmpar.ops._polygon import rotated_box_corners
-
-
-def _time(fn: Callable[[], object], repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
 
 
 def cases(ops: object) -> dict[str, Callable[[], object]]:
@@ -91,9 +80,9 @@ def main() -> None:
         reference = None
     theirs = cases(reference) if reference is not None else {}
     for name, call in cases(ours).items():
-        mine = _time(call, args.repeats)
+        mine = median_ms(call, args.repeats)
         if name in theirs:
-            base = _time(theirs[name], args.repeats)
+            base = median_ms(theirs[name], args.repeats)
             print(
                 f"{name:30s} mmpar {mine:9.1f} ms  mmcv-full {base:9.1f} ms  "
                 f"ratio {mine / base:5.2f}"

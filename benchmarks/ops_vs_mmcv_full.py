@@ -14,8 +14,6 @@ pixel_group``).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import warnings
 from collections.abc import Callable
 
@@ -26,19 +24,9 @@ import torch
 warnings.filterwarnings("ignore")
 
 import mmcv.ops as mmcv_ops  # noqa: E402
+from timing import median_ms  # noqa: E402  (benchmarks/timing.py, beside this script)
 
 import mmpar.ops as ours  # noqa: E402
-
-
-def median_ms(fn: Callable[[], object], repeats: int = 5) -> float:
-    """Median wall time of ``fn`` in milliseconds, after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
 
 
 def detections(n: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
