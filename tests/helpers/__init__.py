@@ -14,6 +14,7 @@ from .processes import (
     run_tool,
     tool_env,
     torchrun_args,
+    work_dir_lock_holder,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "tool_env",
     "torchrun_args",
     "tree_bytes",
+    "work_dir_lock_holder",
 ]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -86,3 +88,40 @@ def import_path(path: str | os.PathLike, name: str | None = None) -> ModuleType:
 def load_tool(name: str) -> ModuleType:
     """``tools/<name>.py`` as a module, to call its ``main(argv)`` in this process."""
     return import_path(REPO / "tools" / f"{name}.py", f"mmpar_tool_{name}")
+
+
+# Takes the work-dir lock of argv[1], says "held", and holds it until its stdin closes.
+_LOCK_HOLDER = """
+import sys
+from mmpar.runner.work_dir_guard.lock import WorkDirLock
+with WorkDirLock(sys.argv[1], argv=["holder"]):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def work_dir_lock_holder(work_dir: str | os.PathLike) -> Iterator[subprocess.Popen]:
+    """A real process that holds the work-dir lock of ``work_dir`` inside the ``with`` block.
+
+    Yields once the child has the lock (its "held" line: no sleep). Closing its stdin releases
+    the lock and ends it; on leaving the block that happens if the test has not ended it
+    itself (e.g. with SIGKILL), and the child is waited for.
+    """
+    child = subprocess.Popen(
+        [sys.executable, "-c", _LOCK_HOLDER, str(work_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=tool_env(),
+    )
+    try:
+        assert child.stdout.readline() == "held\n"  # readiness: the lock is taken
+        yield child
+    finally:
+        child.stdin.close()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(timeout=30)

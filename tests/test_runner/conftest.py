@@ -1,6 +1,7 @@
 """Fixtures for the runner tests: a toy model with train_step/val_step and tiny loaders."""
 
 import logging
+import signal
 
 import pytest
 import torch
@@ -89,3 +90,12 @@ def make_runner(toy_model, tmp_path, test_logger):
         return cls(model, **kwargs)
 
     return _make
+
+
+@pytest.fixture
+def keep_handlers():
+    """Put SIGTERM/SIGUSR1/SIGINT handlers back whatever a test did (SIG_DFL would kill pytest)."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)

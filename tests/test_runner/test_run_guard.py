@@ -9,14 +9,13 @@ that name the running program's options. The real programs (mmcls's and mmdet's 
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 import warnings
-from pathlib import Path
 
 import pytest
-from helpers import tree_bytes
+from helpers import tree_bytes, work_dir_lock_holder
+from helpers.signals import SendSignal
 
 from mmpar.runner import Hook, PreemptionHook, TrainingPreempted
 from mmpar.runner.work_dir_guard import (
@@ -30,17 +29,6 @@ from mmpar.runner.work_dir_guard import (
 )
 from mmpar.utils.config import program as program_module
 
-REPO = Path(__file__).resolve().parents[2]
-
-# Holds the lock of argv[1] until its stdin closes; says "held" once it has it.
-HOLDER = """
-import sys
-from mmpar.runner.work_dir_guard.lock import WorkDirLock
-with WorkDirLock(sys.argv[1], argv=["holder"]):
-    print("held", flush=True)
-    sys.stdin.read()
-"""
-
 
 class Spy(Hook):
     """Records the guard's own hooks as seen in before_run / after_train_iter."""
@@ -50,23 +38,6 @@ class Spy(Hook):
 
     def before_run(self, runner):
         self.seen.append(tuple(runner._run_guard.hooks))
-
-
-class SendSignal(Hook):
-    def __init__(self, at, signum):
-        self.at, self.signum = at, signum
-
-    def after_train_iter(self, runner):
-        if runner.iter + 1 == self.at:
-            os.kill(os.getpid(), self.signum)
-
-
-@pytest.fixture
-def keep_handlers():
-    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)}
-    yield
-    for sig, handler in saved.items():
-        signal.signal(sig, handler)
 
 
 @pytest.fixture(autouse=True)
@@ -113,24 +84,13 @@ def test_new_run_over_another_runs_checkpoints_is_refused_and_resume_is_allowed(
 
 def test_a_work_dir_locked_by_another_process_is_refused(make_runner, make_loader, tmp_path):
     work = tmp_path / "work"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(work)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    try:
-        assert holder.stdout.readline().strip() == "held"  # readiness: the lock is taken
+    with work_dir_lock_holder(work) as holder:
         runner = _runner(make_runner, work)
         with pytest.raises(RunRefusedError) as info:
             runner.run([make_loader(n=8)], [("train", 1)])
         assert isinstance(info.value.error, WorkDirLockedError)
         assert f"pid {holder.pid}" in info.value.code
         assert not (work / "epoch_1.pth").exists()
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=30)
     # Released: the same runner runs now, and holds the lock only while it runs.
     runner.run([make_loader(n=8)], [("train", 1)])
     assert (work / "epoch_1.pth").is_file()

@@ -7,27 +7,15 @@ import os
 import pickle
 import signal
 import socket
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from helpers import work_dir_lock_holder
 
 from mmpar.runner.work_dir_guard import lock as workdir_lock_module
 from mmpar.runner.work_dir_guard.lock import LOCK_FILE_NAME, WorkDirLock, WorkDirLockedError
 from mmpar.utils.usage_error import UsageError
-
-REPO = Path(__file__).resolve().parents[2]
-
-# A process that takes the lock, says so, and holds it until its stdin closes.
-HOLDER = """
-import sys
-from mmpar.runner.work_dir_guard.lock import WorkDirLock
-with WorkDirLock(sys.argv[1], argv=["holder"]):
-    print("held", flush=True)
-    sys.stdin.read()
-"""
 
 
 def _listing(root):
@@ -41,22 +29,9 @@ def _listing(root):
 
 @pytest.fixture
 def holder(tmp_path):
-    """Start a real process holding the lock of ``tmp_path / 'work'``; yield the Popen."""
-    work = tmp_path / "work"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    child = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(work)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert child.stdout.readline() == "held\n"
+    """A real process holding the lock of ``tmp_path / 'work'``; yields its Popen."""
+    with work_dir_lock_holder(tmp_path / "work") as child:
         yield child
-    finally:
-        child.kill()
-        child.wait(timeout=30)
 
 
 def test_acquire_creates_the_folder_and_writes_the_identity(tmp_path):

@@ -13,6 +13,7 @@ import threading
 import pytest
 import torch
 import torch.distributed as dist
+from helpers.signals import SendSignal
 
 from mmpar.runner import (
     INTERRUPTED_EXIT_CODE,
@@ -24,27 +25,6 @@ from mmpar.runner import (
     load_checkpoint,
 )
 from mmpar.runner.hooks.preemption_signals import SignalFlag, StopAgreement, parse_signals
-
-
-class SendSignal(Hook):
-    """Send ``signum`` to this process in ``after_train_iter`` of global iteration ``at``."""
-
-    def __init__(self, at, signum=signal.SIGTERM, times=1):
-        self.at, self.signum, self.times = at, signum, times
-
-    def after_train_iter(self, runner):
-        if runner.iter + 1 == self.at:
-            for _ in range(self.times):
-                os.kill(os.getpid(), self.signum)
-
-
-@pytest.fixture
-def keep_handlers():
-    """Put SIGTERM/SIGUSR1/SIGINT handlers back whatever a test did (SIG_DFL would kill pytest)."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT)}
-    yield
-    for sig, handler in saved.items():
-        signal.signal(sig, handler)
 
 
 def _run(make_runner, make_loader, *hooks, epochs=2, resume=None, work_dir=None):
