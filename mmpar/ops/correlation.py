@@ -19,14 +19,25 @@ from torch.nn.modules.utils import _pair
 __all__ = ["Correlation", "CorrelationFunction"]
 
 
-def _displacements(patch: int, dilation_patch: tuple[int, int]) -> list[tuple[int, int, int, int]]:
-    """``(ph, pw, dy, dx)`` of every cell of the patch, row-major (the output's order)."""
+def _shifted_windows(
+    patch: int, dilation_patch: tuple[int, int], height: int, width: int
+) -> tuple[tuple[int, int], list[tuple[slice, slice]]]:
+    """Where ``input2`` shifted by each displacement lies in ``input2`` padded by the reach.
+
+    Returns:
+        ``(reach, windows)``: the padding ``(rows, columns)`` on each side that keeps every
+        shift inside, and per cell of the patch (row-major, the output's order) the rows and
+        columns of the padded map that are ``input2`` shifted by that cell's displacement.
+    """
     radius = (patch - 1) // 2
-    return [
-        (ph, pw, (ph - radius) * dilation_patch[0], (pw - radius) * dilation_patch[1])
-        for ph in range(patch)
-        for pw in range(patch)
-    ]
+    reach = (radius * dilation_patch[0], radius * dilation_patch[1])
+    windows = []
+    for ph in range(patch):
+        for pw in range(patch):
+            top = reach[0] + (ph - radius) * dilation_patch[0]
+            left = reach[1] + (pw - radius) * dilation_patch[1]
+            windows.append((slice(top, top + height), slice(left, left + width)))
+    return reach, windows
 
 
 class CorrelationFunction(torch.autograd.Function):
@@ -55,14 +66,11 @@ class CorrelationFunction(torch.autograd.Function):
         ctx.save_for_backward(input1, input2)
         n, _, height, width = input1.shape
         patch = ctx.patch_size
-        reach = ((patch - 1) // 2 * ctx.dilation_patch[0], (patch - 1) // 2 * ctx.dilation_patch[1])
+        reach, windows = _shifted_windows(patch, ctx.dilation_patch, height, width)
         padded2 = F.pad(input2, (reach[1], reach[1], reach[0], reach[0]))
         products = input1.new_empty(n, patch * patch, height, width)
-        for k, (_, _, dy, dx) in enumerate(_displacements(patch, ctx.dilation_patch)):
-            window = padded2[
-                :, :, reach[0] + dy : reach[0] + dy + height, reach[1] + dx : reach[1] + dx + width
-            ]
-            torch.sum(input1 * window, dim=1, out=products[:, k])
+        for k, (rows, cols) in enumerate(windows):
+            torch.sum(input1 * padded2[:, :, rows, cols], dim=1, out=products[:, k])
         summed = F.conv2d(
             products.view(n * patch * patch, 1, height, width),
             _ones_kernel(ctx.kernel_size, input1),
@@ -87,13 +95,11 @@ class CorrelationFunction(torch.autograd.Function):
             padding=ctx.padding,
             dilation=ctx.dilation,
         ).view(n, patch * patch, 1, height, width)
-        reach = ((patch - 1) // 2 * ctx.dilation_patch[0], (patch - 1) // 2 * ctx.dilation_patch[1])
+        reach, windows = _shifted_windows(patch, ctx.dilation_patch, height, width)
         padded2 = F.pad(input2, (reach[1], reach[1], reach[0], reach[0]))
         grad1 = torch.zeros_like(input1) if ctx.needs_input_grad[0] else None
         grad2_padded = torch.zeros_like(padded2) if ctx.needs_input_grad[1] else None
-        for k, (_, _, dy, dx) in enumerate(_displacements(patch, ctx.dilation_patch)):
-            rows = slice(reach[0] + dy, reach[0] + dy + height)
-            cols = slice(reach[1] + dx, reach[1] + dx + width)
+        for k, (rows, cols) in enumerate(windows):
             if grad1 is not None:
                 grad1.addcmul_(grad_products[:, k], padded2[:, :, rows, cols])
             if grad2_padded is not None:
