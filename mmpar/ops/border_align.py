@@ -22,7 +22,7 @@ from torch.autograd.function import once_differentiable
 
 from mmpar.utils.compat_errors import CheckTypeError, CheckValueError
 
-from ._bilinear import bilinear_corners, bilinear_weights
+from ._bilinear import bilinear_columns, bilinear_corners, bilinear_weights
 
 __all__ = ["BorderAlign", "BorderAlignFunction", "border_align"]
 
@@ -55,13 +55,12 @@ def _tap_rows(
     # A NaN point (a NaN box) is outside, like a point far off the map: its sample is 0.
     x = torch.nan_to_num(x, nan=-2.0)
     y = torch.nan_to_num(y, nan=-2.0)
-    y0, x0, y1, x1, ly, lx, inside = bilinear_corners(height, width, y, x)
+    corners = bilinear_corners(height, width, y, x)
+    ly, lx, inside = corners[4:]
     weights = bilinear_weights(ly, lx)
-    plane = torch.arange(batch * sides, device=x.device).view(batch, 1, sides) * (height * width)
-    rows = [
-        (plane + r * width + c).reshape(-1) for r, c in ((y0, x0), (y0, x1), (y1, x0), (y1, x1))
-    ]
-    return inside.reshape(-1, 1), rows, [w.reshape(-1, 1) for w in weights]
+    plane = torch.arange(batch * sides, device=x.device).view(batch, 1, sides)
+    rows = bilinear_columns(plane, height, width, corners).reshape(-1, 4).unbind(1)
+    return inside.reshape(-1, 1), list(rows), [w.reshape(-1, 1) for w in weights]
 
 
 def _feature_rows(input: Tensor) -> Tensor:  # noqa: A002
