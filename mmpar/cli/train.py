@@ -54,7 +54,7 @@ from mmpar.cli import (
 from mmpar.cli.args import train_work_dir
 from mmpar.cli.packaged_configs import ListConfigsAction, resolve_config
 from mmpar.runner.hooks.preemption import TrainingPreempted
-from mmpar.runner.work_dir_guard import check_new_run_work_dir, declare_options
+from mmpar.runner.work_dir_guard import check_new_run_work_dir, options_declared
 from mmpar.utils import Config, DictAction, get_logger
 from mmpar.utils.config.key_reads import report_unread_keys, watch_keys
 
@@ -136,8 +136,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument(
         "--local_rank", "--local-rank", type=int, default=0, help=argparse.SUPPRESS
     )  # torch.distributed.launch passes it
-    # The runner's messages (preemption save, a refused new run) name these options.
-    declare_options("--auto-resume", "--resume-from", "--work-dir")
     return parser.parse_args(argv)
 
 
@@ -314,6 +312,13 @@ def main(argv=None) -> int:
     left as they were. A preempted run (SIGTERM/SIGUSR1) saves a checkpoint and exits with
     code 75. A run that finishes, stops early or is preempted prints the summary (rank 0).
     """
+    # The runner's messages (preemption save, a refused new run) name these options while
+    # the command runs (and no longer once it returned: it may be called in-process).
+    with options_declared("--auto-resume", "--resume-from", "--work-dir"):
+        return _main(argv)
+
+
+def _main(argv) -> int:
     started = time.monotonic()
     args = parse_args(argv)
     # The log file is written only once the set-up succeeded.

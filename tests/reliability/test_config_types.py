@@ -17,18 +17,11 @@ import pytest
 from helpers import load_tool
 
 from mmpar import Config
-from mmpar.runner.work_dir_guard import program_options
 from mmpar.utils.config import ConfigEncodingError, ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 DIGITS = REPO / "configs" / "digits_lenet.py"
 LATIN1 = "# a comment in Latin-1: caf\xe9\nx = 1\n".encode("latin-1")
-
-
-@pytest.fixture(autouse=True)
-def _options_declared_here_only(monkeypatch):
-    """tools/train.py declares its options process-wide: keep them from other tests' hints."""
-    monkeypatch.setattr(program_options, "_declared", set())
 
 
 @pytest.fixture(autouse=True)

@@ -183,3 +183,30 @@ def test_the_resume_hint_names_what_the_running_program_accepts(
     monkeypatch.setattr(sys, "argv", [str(script)])
     monkeypatch.setattr(program_options, "_declared", set())
     assert program_options.resume_action("W/latest.pth") == hint
+
+
+def test_tools_train_declares_its_options_only_while_its_main_runs(tmp_path, monkeypatch):
+    """Called in-process (as tests and other programs do), it must not leave them behind."""
+    from mmpar.cli import train as train_command
+    from mmpar.utils.usage_error import UsageError
+
+    script = tmp_path / "caller.py"
+    script.write_text("print('a program without resume options')\n")
+    monkeypatch.setattr(sys, "argv", [str(script)])
+    monkeypatch.setattr(program_options, "_declared", {"--mine"})
+    during = []
+
+    def setup(args):
+        during.append(program_options.resume_action("W/latest.pth"))
+        raise UsageError("stop here")
+
+    monkeypatch.setattr(train_command, "setup", setup)
+    with pytest.raises(SystemExit) as info:
+        train_command.main([str(tmp_path / "cfg.py")])
+    assert info.value.code == 2
+    assert during == ["pass --auto-resume"]
+    assert (
+        program_options.resume_action("W/latest.pth")
+        == "set resume_from='W/latest.pth' in the config"
+    )
+    assert program_options._declared == {"--mine"}  # what was declared before stays

@@ -20,7 +20,7 @@ from .guard import (
     set_preemption,
 )
 from .lock import LOCK_FILE_NAME, WorkDirLock, WorkDirLockedError, check_not_locked, read_holder
-from .program_options import declare_options, resume_action
+from .program_options import declare_options, options_declared, resume_action
 from .run_mixing import WorkDirHasOtherRunError, check_new_run_work_dir
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "declare_options",
     "guarded_run",
     "on_rank_zero",
+    "options_declared",
     "preemption_setting",
     "read_holder",
     "resume_action",

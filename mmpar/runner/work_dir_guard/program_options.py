@@ -6,15 +6,18 @@ its own) must name an option of *the program that is running*: mmpar's ``tools/t
 written around a runner may have neither. The options are found by reading the main script's
 source (``sys.argv[0]``, else ``__main__.__file__``) for the quoted option string, as argparse
 declares it (``'--resume-from'``); a program can also declare them (:func:`declare_options`),
-as mmpar's own commands do, whose entry points are thin wrappers.
+as mmpar's own commands do while their ``main`` runs (:func:`options_declared`), whose entry
+points are thin wrappers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os.path as osp
 import re
 import sys
+from collections.abc import Iterator
 
 _declared: set[str] = set()
 
@@ -22,6 +25,21 @@ _declared: set[str] = set()
 def declare_options(*options: str) -> None:
     """Record that the running program accepts ``options`` (e.g. ``'--auto-resume'``)."""
     _declared.update(options)
+
+
+@contextlib.contextmanager
+def options_declared(*options: str) -> Iterator[None]:
+    """Declare ``options`` while the block runs, e.g. around a command's ``main``.
+
+    On leaving, the declarations are as before the block: a command called in-process (from
+    a test, or another program) does not leave its options to the messages of what runs next.
+    """
+    before = set(_declared)
+    _declared.update(options)
+    try:
+        yield
+    finally:
+        _declared.intersection_update(before)
 
 
 @functools.lru_cache(maxsize=8)
@@ -73,4 +91,11 @@ def work_dir_hint(suggested: str) -> str:
     return f"set work_dir='{suggested}' in the config"
 
 
-__all__ = ["accepts", "declare_options", "main_script", "resume_action", "work_dir_hint"]
+__all__ = [
+    "accepts",
+    "declare_options",
+    "main_script",
+    "options_declared",
+    "resume_action",
+    "work_dir_hint",
+]
